@@ -1,0 +1,432 @@
+'use strict';
+
+// The keep-alive behaviour, written once as a mixin over a base agent class:
+// HttpAgent = keepAlive(http.Agent), HttpsAgent = keepAlive(https.Agent).
+//
+// A socket's life: created (createConnection) -> active, serving a request
+// -> free, idle in core's pool (the agent's 'free' event, keepSocketAlive)
+// -> reused (reuseSocket, or handed straight to a queued request on 'free')
+// or expired (timeout, TTL, Keep-Alive hint, server close) -> closed.
+// Every transition goes through core's public hooks, and each hook calls
+// super, so core's own checks (idle-socket data guard, TLS identity checks,
+// proxy support) keep working on every Node version.
+const debug = require('debug')('steady-agent');
+const { normalizeOptions, MAX_TIMER } = require('./options');
+const { Counters } = require('./status');
+const { ServerIdleLimits } = require('./server_idle_limits');
+const { parseKeepAlive } = require('./keep_alive_header');
+const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
+const { warnDeprecated } = require('./deprecate');
+const {
+  CURRENT_ID,
+  CREATE_ID,
+  INIT_SOCKET,
+  SOCKET_CREATED_TIME,
+  SOCKET_NAME,
+  SOCKET_REQUEST_COUNT,
+  SOCKET_REQUEST_FINISHED_COUNT,
+} = require('./constants');
+
+// Our tags on sockets. The sockets are core's objects, so module-local
+// Symbols rather than fields.
+const kAgent = Symbol('steady-agent.agent');
+const kPool = Symbol('steady-agent.pool'); // the pool (origin) name
+const kIdleSince = Symbol('steady-agent.idleSince'); // Date.now() on entering the free pool; 0 while active
+const kRequestsLeft = Symbol('steady-agent.requestsLeft'); // requests the server still takes (Keep-Alive max)
+const kServerTimeout = Symbol('steady-agent.serverTimeout'); // ms, from Keep-Alive timeout
+const kClosedByAgent = Symbol('steady-agent.closedByAgent'); // we closed it: not a server close to learn from
+const kConnected = Symbol('steady-agent.connected');
+const kCountedRequest = Symbol('steady-agent.countedRequest'); // the last request counted as finished
+
+/**
+ * Builds a keep-alive agent class over `Base` (http.Agent or https.Agent).
+ * @param {typeof import('http').Agent} Base
+ * @param {{ name: string, getName?: (agent: object, options: object) => string }} spec
+ *   `getName` replaces core's pool naming (https: no secrets in names).
+ */
+function keepAlive(Base, { name, getName: naming }) {
+  class KeepAliveAgent extends Base {
+    #config;
+    #counters = new Counters();
+    #serverIdleLimits = new ServerIdleLimits();
+    // Set while core's addRequest runs, until it names the pool (see getName).
+    #picking = false;
+
+    constructor(options) {
+      const config = normalizeOptions(options);
+      super(config);
+      this.#config = config;
+      this[CURRENT_ID] = 0;
+      // Before core's own 'free' listener (added by the base constructor), so
+      // that we see the pool and the queue as core is about to change them.
+      this.prependListener('free', KeepAliveAgent.#onAgentFree);
+    }
+
+    // ---- naming and picking a free socket ----------------------------------
+
+    addRequest(req, options, port, localAddress) {
+      this.#picking = true;
+      super.addRequest(req, options, port, localAddress);
+      this.#picking = false;
+    }
+
+    getName(options = {}) {
+      const pool = naming === undefined ? super.getName(options) : naming(this, options);
+      // Core's addRequest names the pool and then takes a free socket from it
+      // without asking us. This is the one moment between the two: make sure
+      // the socket it is about to take is alive.
+      if (this.#picking) {
+        this.#picking = false;
+        if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
+      }
+      return pool;
+    }
+
+    #dropUnusableFree(pool) {
+      const free = this.freeSockets[pool];
+      const fifo = this.scheduling === 'fifo';
+      const now = this.#config.socketActiveTTL > 0 ? Date.now() : 0;
+      while (free.length > 0) {
+        const socket = fifo ? free[0] : free[free.length - 1];
+        const reason = this.#unusable(socket, now);
+        if (reason === null) return;
+        if (fifo) free.shift();
+        else free.pop();
+        this.#close(socket, reason);
+      }
+      // Core would delete the empty list too; it may not get the chance.
+      delete this.freeSockets[pool];
+    }
+
+    #unusable(socket, now) {
+      if (socket.destroyed || !socket.writable) return 'closed';
+      if (socket.readableEnded) return 'closed by the server';
+      if (socket.readableLength > 0) return 'unread data from the server';
+      if (now !== 0 && now - socket[SOCKET_CREATED_TIME] >= this.#config.socketActiveTTL) return 'socketActiveTTL expired';
+      return null;
+    }
+
+    // ---- created -------------------------------------------------------------
+
+    createConnection(options, callback) {
+      // A createConnection that answers through the callback (a proxy tunnel)
+      // gets its socket initialised there; one that returns it, here.
+      const done = (err, socket) => {
+        if (!err && socket) this[INIT_SOCKET](socket, options);
+        callback(err, socket);
+      };
+      const socket = super.createConnection(options, typeof callback === 'function' ? done : callback);
+      if (socket) this[INIT_SOCKET](socket, options);
+      return socket;
+    }
+
+    [CREATE_ID]() {
+      const id = this[CURRENT_ID]++;
+      if (this[CURRENT_ID] >= Number.MAX_SAFE_INTEGER) this[CURRENT_ID] = 0;
+      return id;
+    }
+
+    [INIT_SOCKET](socket, options) {
+      if (socket[SOCKET_NAME] !== undefined) return;
+      const pool = options._agentKey ?? this.getName(options);
+      socket[kAgent] = this;
+      socket[kPool] = pool;
+      socket[kIdleSince] = 0;
+      socket[kRequestsLeft] = Infinity;
+      socket[kServerTimeout] = undefined;
+      socket[kClosedByAgent] = false;
+      socket[kConnected] = false;
+      socket[kCountedRequest] = null;
+      socket[SOCKET_NAME] = `sock[${this[CREATE_ID]()}#${pool}]`;
+      socket[SOCKET_CREATED_TIME] = Date.now();
+      socket[SOCKET_REQUEST_COUNT] = 1;
+      socket[SOCKET_REQUEST_FINISHED_COUNT] = 0;
+      // Nagle off on every socket: core's https client did not set it before
+      // Node 24.15, and a request written in two pieces then waits for the
+      // server's delayed ACK (~40 ms).
+      socket.setNoDelay(true);
+      this.#counters.socketCreated();
+      KeepAliveAgent.#watch(socket);
+      if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
+    }
+
+    static #watch(socket) {
+      if (socket.encrypted) socket.once('secureConnect', KeepAliveAgent.#onConnect);
+      else if (socket.connecting) socket.once('connect', KeepAliveAgent.#onConnect);
+      else socket[kConnected] = true;
+      socket.on('timeout', KeepAliveAgent.#onTimeout);
+      socket.on('error', KeepAliveAgent.#onError);
+      socket.on('end', KeepAliveAgent.#onEnd);
+      socket.on('data', KeepAliveAgent.#onData);
+      socket.on('close', KeepAliveAgent.#onClose);
+      socket.once('agentRemove', KeepAliveAgent.#onAgentRemove);
+    }
+
+    // Listeners shared by all sockets; `this` is the socket.
+    static #onConnect() { this[kConnected] = true; }
+    static #onTimeout() { this[kAgent].#socketTimedOut(this); }
+    static #onError(err) { this[kAgent].#socketErrored(this, err); }
+    static #onEnd() { this[kAgent].#socketEnded(this); }
+    static #onClose() { this[kAgent].#socketClosed(this); }
+    static #onData() {
+      // Core (since 22.x) guards idle sockets itself; on older versions a
+      // server writing to an idle connection would poison the next response.
+      if (this[kIdleSince] !== 0) this[kAgent].#evict(this, 'unexpected data while idle');
+    }
+
+    // The socket leaves the agent (an HTTP upgrade): the new owner handles it
+    // from now on. 'close' stays, so the socket still counts as closed.
+    static #onAgentRemove() {
+      this.removeListener('secureConnect', KeepAliveAgent.#onConnect);
+      this.removeListener('connect', KeepAliveAgent.#onConnect);
+      this.removeListener('timeout', KeepAliveAgent.#onTimeout);
+      this.removeListener('error', KeepAliveAgent.#onError);
+      this.removeListener('end', KeepAliveAgent.#onEnd);
+      this.removeListener('data', KeepAliveAgent.#onData);
+    }
+
+    // ---- active -> free, or straight to a queued request ---------------------
+
+    static #onAgentFree(socket) { this.#socketFreed(socket); }
+
+    #socketFreed(socket) {
+      const req = socket._httpMessage;
+      // A 'free' without a finished request: a fresh socket core made for a
+      // queued request, or a request aborted before it ran.
+      if (req != null && socket[kCountedRequest] !== req) {
+        socket[kCountedRequest] = req;
+        socket[SOCKET_REQUEST_FINISHED_COUNT]++;
+        this.#counters.requestFinished();
+        this.#readServerHint(socket, req.res);
+      }
+      if (!socket.writable) return; // core destroys it
+
+      const reason = this.#retired(socket);
+      if (reason !== null) {
+        // Core then sees an unwritable socket and destroys it; a queued
+        // request gets a new socket when this one closes.
+        this.#close(socket, reason);
+        return;
+      }
+
+      const queue = this.requests[socket[kPool]];
+      if (queue !== undefined && queue.length > 0) {
+        // Core hands the socket straight to the first queued request, without
+        // reuseSocket: it would keep the free timeout and reusedSocket false.
+        const next = queue[0];
+        if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
+        if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) this.#activate(socket);
+        else this.#setActiveTimeout(socket);
+      }
+    }
+
+    #readServerHint(socket, res) {
+      const hint = res != null ? parseKeepAlive(res.headers['keep-alive']) : null;
+      if (hint === null) {
+        socket[kServerTimeout] = undefined;
+        return;
+      }
+      socket[kServerTimeout] = hint.timeout === undefined ? undefined : hint.timeout * 1000;
+      if (hint.max !== undefined) socket[kRequestsLeft] = hint.max;
+    }
+
+    /** Why the socket must serve no further request, or null. */
+    #retired(socket) {
+      if (socket[kRequestsLeft] <= 0) return 'the server\'s Keep-Alive max reached';
+      const ttl = this.#config.socketActiveTTL;
+      if (ttl > 0 && Date.now() - socket[SOCKET_CREATED_TIME] >= ttl) return 'socketActiveTTL expired';
+      return null;
+    }
+
+    keepSocketAlive(socket) {
+      if (!super.keepSocketAlive(socket)) return false;
+      const now = Date.now();
+      const timeout = this.#freeTimeout(socket, now);
+      if (timeout <= 0) {
+        if (debug.enabled) debug('%s not kept: the server\'s idle limit is within the margin', socket[SOCKET_NAME]);
+        return false;
+      }
+      const msecs = timeout === Infinity ? 0 : Math.min(Math.ceil(timeout), MAX_TIMER);
+      if (socket.timeout !== msecs) socket.setTimeout(msecs);
+      socket[kIdleSince] = now;
+      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], msecs);
+      return true;
+    }
+
+    /** How long the socket may stay idle: the smallest of every limit we know. */
+    #freeTimeout(socket, now) {
+      const config = this.#config;
+      // A per-socket override (urllib sets these).
+      let timeout = socket.freeSocketTimeout ?? socket.freeSocketKeepAliveTimeout;
+      if (typeof timeout !== 'number') timeout = config.freeSocketTimeout;
+      if (timeout === 0) timeout = Infinity;
+      const margin = config.serverTimeoutMargin;
+      const announced = socket[kServerTimeout];
+      if (announced !== undefined) timeout = Math.min(timeout, announced - margin);
+      if (this.#serverIdleLimits.size > 0) {
+        const learned = this.#serverIdleLimits.get(socket[kPool]);
+        if (learned !== undefined) timeout = Math.min(timeout, learned - margin);
+      }
+      const ttl = config.socketActiveTTL;
+      if (ttl > 0) timeout = Math.min(timeout, ttl - (now - socket[SOCKET_CREATED_TIME]));
+      return timeout;
+    }
+
+    // ---- free -> active --------------------------------------------------------
+
+    reuseSocket(socket, req) {
+      super.reuseSocket(socket, req);
+      this.#activate(socket);
+    }
+
+    #activate(socket) {
+      socket[kIdleSince] = 0;
+      socket[SOCKET_REQUEST_COUNT]++;
+      socket[kRequestsLeft]--;
+      this.#setActiveTimeout(socket);
+      if (debug.enabled) debug('%s reused for request %d', socket[SOCKET_NAME], socket[SOCKET_REQUEST_COUNT]);
+    }
+
+    #setActiveTimeout(socket) {
+      const timeout = this.#config.timeout;
+      if (socket.timeout !== timeout) socket.setTimeout(timeout);
+    }
+
+    // ---- expiry and close ------------------------------------------------------
+
+    #socketTimedOut(socket) {
+      this.#counters.socketTimedOut();
+      if (socket[kIdleSince] !== 0) {
+        this.#evict(socket, 'free socket timeout');
+        return;
+      }
+      // The caller listening for 'timeout' on its request decides itself. The
+      // request's listeners are all the caller's: core adds its own to the
+      // socket, never to the request.
+      const req = socket._httpMessage;
+      if (req != null && req.listenerCount('timeout') > 0) {
+        if (debug.enabled) debug('%s timed out; the request handles it', socket[SOCKET_NAME]);
+        return;
+      }
+      const timeout = socket.timeout;
+      if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
+      socket[kClosedByAgent] = true;
+      socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
+    }
+
+    #socketErrored(socket, err) {
+      if (socket[kConnected]) this.#counters.socketErrored();
+      else this.#counters.socketCreateFailed();
+      if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
+      // An error on a free socket is counted and ends it; it never reaches the
+      // process. Core's listener destroys the socket; take it out of the pool now.
+      if (socket[kIdleSince] !== 0) this.#removeFromPool(socket);
+    }
+
+    #socketEnded(socket) {
+      if (socket[kIdleSince] === 0) return;
+      this.#learnServerIdleLimit(socket);
+      this.#evict(socket, 'closed by the server');
+    }
+
+    #socketClosed(socket) {
+      this.#counters.socketClosed();
+      if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket);
+      if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
+    }
+
+    /** The server closed a socket that sat idle in our pool: remember how long it sat. */
+    #learnServerIdleLimit(socket) {
+      if (!this.#config.learnServerTimeout || socket[kClosedByAgent]) return;
+      socket[kClosedByAgent] = true; // learn once per socket
+      const idle = Date.now() - socket[kIdleSince];
+      this.#serverIdleLimits.record(socket[kPool], idle);
+      if (debug.enabled) debug('%s closed by the server after %d ms idle', socket[SOCKET_NAME], idle);
+    }
+
+    #evict(socket, reason) {
+      this.#removeFromPool(socket);
+      this.#close(socket, reason);
+    }
+
+    #close(socket, reason) {
+      socket[kClosedByAgent] = true;
+      if (debug.enabled) debug('%s closing: %s', socket[SOCKET_NAME], reason);
+      socket.destroy();
+    }
+
+    // Core takes a socket out of its free pool only on 'close', which comes a
+    // tick or more after destroy(); until then addRequest could hand it out.
+    #removeFromPool(socket) {
+      const pool = socket[kPool];
+      const free = this.freeSockets[pool];
+      if (free === undefined) return;
+      const index = free.indexOf(socket);
+      if (index === -1) return;
+      free.splice(index, 1);
+      if (free.length === 0) delete this.freeSockets[pool];
+    }
+
+    /**
+     * Closes every socket. Requests in flight and requests queued behind
+     * maxSockets fail with ERR_AGENT_DESTROYED. As with core's agent, a request
+     * made afterwards opens a new socket.
+     */
+    destroy() {
+      const queued = this.requests;
+      for (const pool of Object.keys(queued)) {
+        const requests = queued[pool];
+        delete queued[pool];
+        for (const req of requests) req.onSocket(null, new AgentDestroyedError());
+      }
+      for (const pool of Object.keys(this.sockets)) {
+        for (const socket of this.sockets[pool]) {
+          socket[kClosedByAgent] = true;
+          socket.destroy(new AgentDestroyedError());
+        }
+      }
+      for (const pool of Object.keys(this.freeSockets)) {
+        for (const socket of this.freeSockets[pool]) socket[kClosedByAgent] = true;
+      }
+      super.destroy();
+    }
+
+    // ---- status ------------------------------------------------------------------
+
+    /** True when a counter changed since the last read of statusChanged. */
+    get statusChanged() { return this.#counters.takeChanged(); }
+
+    getCurrentStatus() {
+      return this.#counters.snapshot(this, this.#serverIdleLimits.toJSON());
+    }
+
+    get createSocketCount() { return this.#counters.createSocketCount; }
+    get createSocketErrorCount() { return this.#counters.createSocketErrorCount; }
+    get closeSocketCount() { return this.#counters.closeSocketCount; }
+    get errorSocketCount() { return this.#counters.errorSocketCount; }
+    get timeoutSocketCount() { return this.#counters.timeoutSocketCount; }
+    get requestCount() { return this.#counters.requestCount; }
+
+    // ---- deprecated (agentkeepalive 4.x) -------------------------------------------
+
+    get freeSocketKeepAliveTimeout() {
+      warnDeprecated('getFreeSocketKeepAliveTimeout');
+      return this.#config.freeSocketTimeout;
+    }
+
+    get timeout() {
+      warnDeprecated('getTimeout');
+      return this.#config.timeout;
+    }
+
+    get socketActiveTTL() {
+      warnDeprecated('getSocketActiveTTL');
+      return this.#config.socketActiveTTL;
+    }
+  }
+
+  Object.defineProperty(KeepAliveAgent, 'name', { value: name });
+  return KeepAliveAgent;
+}
+
+module.exports = { keepAlive };

@@ -1,0 +1,29 @@
+'use strict';
+
+// The server's `Keep-Alive: timeout=N, max=M` response header. Parameters may
+// come in any order, with or without spaces or quotes, in any case; anything
+// else is ignored. (Node's own parser is anchored at the start and so misses
+// `max=100, timeout=5`.)
+const PARAMETER = /(?:^|[\s,;])(timeout|max)\s*=\s*"?(\d+)"?/gi;
+
+/**
+ * @param {string | undefined} value the header value
+ * @returns {{ timeout: number | undefined, max: number | undefined } | null}
+ *   timeout in seconds, max in requests; null when neither is present
+ */
+function parseKeepAlive(value) {
+  if (typeof value !== 'string' || value.length === 0) return null;
+  let timeout;
+  let max;
+  PARAMETER.lastIndex = 0;
+  let match;
+  while ((match = PARAMETER.exec(value)) !== null) {
+    const number = Number(match[2]);
+    if (match[1].length === 7) timeout ??= number; // 'timeout', any case
+    else max ??= number;
+  }
+  if (timeout === undefined && max === undefined) return null;
+  return { timeout, max };
+}
+
+module.exports = { parseKeepAlive };

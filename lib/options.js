@@ -1,0 +1,117 @@
+'use strict';
+
+// Options are validated and normalised once, at construction, into a new
+// frozen object. The caller's object is only read, never written.
+const { ms } = require('humanize-ms');
+const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
+const { warnDeprecated } = require('./deprecate');
+
+// The largest delay a Node timer accepts; longer ones fire after 1 ms.
+const MAX_TIMER = 2 ** 31 - 1;
+
+// The grammar of the `ms` package behind humanize-ms. Checking it first keeps
+// humanize-ms from printing a warning to stderr for strings it cannot parse.
+const DURATION = /^-?(?:\d+)?\.?\d+ *(?:milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|w|years?|yrs?|y)?$/i;
+
+const DURATION_TEXT = 'a number of milliseconds or a duration string such as \'30s\'';
+
+/** A duration in ms from a number or a humanized string; undefined stays undefined. */
+function duration(name, value, { max = MAX_TIMER } = {}) {
+  if (value === undefined || value === null) return undefined;
+  let msecs = value;
+  if (typeof value === 'string') {
+    if (value.length > 100 || !DURATION.test(value)) {
+      throw new InvalidOptionTypeError(name, DURATION_TEXT, value);
+    }
+    msecs = ms(value);
+  } else if (typeof value !== 'number') {
+    throw new InvalidOptionTypeError(name, DURATION_TEXT, value);
+  }
+  if (Number.isNaN(msecs) || msecs < 0 || msecs > max) {
+    throw new InvalidOptionValueError(name, `a duration from 0 to ${max} ms`, value);
+  }
+  return msecs;
+}
+
+function boolean(name, value) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw new InvalidOptionTypeError(name, 'a boolean', value);
+  return value;
+}
+
+/** A count of at least `min`: an integer, or Infinity where allowed. */
+function count(name, value, min, hint = '') {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number') throw new InvalidOptionTypeError(name, 'a number', value);
+  if (!(value >= min) || (!Number.isInteger(value) && value !== Infinity)) {
+    throw new InvalidOptionValueError(name, `an integer >= ${min} or Infinity${hint}`, value);
+  }
+  return value;
+}
+
+function scheduling(value) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new InvalidOptionTypeError('scheduling', '\'fifo\' or \'lifo\'', value);
+  if (value !== 'fifo' && value !== 'lifo') {
+    throw new InvalidOptionValueError('scheduling', '\'fifo\' or \'lifo\'', value);
+  }
+  return value;
+}
+
+// Options this module owns; everything else passes through to http(s).Agent.
+const OWN = new Set([
+  'keepAlive', 'keepAliveMsecs', 'freeSocketTimeout', 'timeout', 'socketActiveTTL',
+  'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets',
+  'maxTotalSockets', 'scheduling', 'keepAliveTimeout', 'freeSocketKeepAliveTimeout',
+]);
+
+/**
+ * Validates the caller's options and returns a new frozen object: every
+ * option the caller gave, plus defaults and normalised durations. It is what
+ * the base http(s).Agent is constructed with.
+ */
+function normalizeOptions(input) {
+  if (input === undefined || input === null) input = {};
+  if (typeof input !== 'object' || Array.isArray(input)) {
+    throw new InvalidOptionTypeError('options', 'an object', input);
+  }
+
+  let freeSocketTimeout = duration('freeSocketTimeout', input.freeSocketTimeout);
+  const keepAliveTimeout = duration('keepAliveTimeout', input.keepAliveTimeout);
+  const freeSocketKeepAliveTimeout = duration('freeSocketKeepAliveTimeout', input.freeSocketKeepAliveTimeout);
+  if (input.keepAliveTimeout !== undefined) warnDeprecated('keepAliveTimeout');
+  if (input.freeSocketKeepAliveTimeout !== undefined) warnDeprecated('freeSocketKeepAliveTimeout');
+  freeSocketTimeout ??= freeSocketKeepAliveTimeout ?? keepAliveTimeout ?? 4000;
+
+  const normalized = { __proto__: null };
+  for (const key of Object.keys(input)) {
+    if (!OWN.has(key)) normalized[key] = input[key];
+  }
+
+  normalized.keepAlive = boolean('keepAlive', input.keepAlive) ?? true;
+  normalized.keepAliveMsecs = duration('keepAliveMsecs', input.keepAliveMsecs) ?? 1000;
+  normalized.freeSocketTimeout = freeSocketTimeout;
+  normalized.timeout = duration('timeout', input.timeout) ?? Math.max(freeSocketTimeout * 2, 8000);
+  normalized.socketActiveTTL = duration('socketActiveTTL', input.socketActiveTTL, { max: Number.MAX_SAFE_INTEGER }) ?? 0;
+  normalized.serverTimeoutMargin = duration('serverTimeoutMargin', input.serverTimeoutMargin) ?? 1000;
+  normalized.learnServerTimeout = boolean('learnServerTimeout', input.learnServerTimeout) ?? true;
+
+  const maxSockets = count('maxSockets', input.maxSockets, 1);
+  if (maxSockets !== undefined) normalized.maxSockets = maxSockets;
+  const maxFreeSockets = count('maxFreeSockets', input.maxFreeSockets, 1,
+    ' (to keep no idle sockets, set keepAlive: false)');
+  if (maxFreeSockets !== undefined) normalized.maxFreeSockets = maxFreeSockets;
+  const maxTotalSockets = count('maxTotalSockets', input.maxTotalSockets, 1);
+  if (maxTotalSockets !== undefined) normalized.maxTotalSockets = maxTotalSockets;
+  const order = scheduling(input.scheduling);
+  if (order !== undefined) normalized.scheduling = order;
+
+  // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
+  // buffer; keep it in step with ours.
+  if (normalized.agentKeepAliveTimeoutBuffer === undefined) {
+    normalized.agentKeepAliveTimeoutBuffer = normalized.serverTimeoutMargin;
+  }
+  return Object.freeze(normalized);
+}
+
+module.exports = { normalizeOptions, duration, MAX_TIMER };

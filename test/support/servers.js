@@ -1,0 +1,132 @@
+'use strict';
+
+// Real servers on 127.0.0.1, port 0, for the tests. Every helper resolves
+// once the server listens and returns a handle whose close() also ends the
+// connections still open, so an `after` hook never hangs.
+const http = require('node:http');
+const https = require('node:https');
+const net = require('node:net');
+const tls = require('node:tls');
+const fixtures = require('./tls');
+
+function track(server) {
+  const connections = new Set();
+  let accepted = 0;
+  const event = server instanceof tls.Server ? 'secureConnection' : 'connection';
+  server.on(event, (socket) => {
+    accepted++;
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  return {
+    connections,
+    get accepted() { return accepted; },
+  };
+}
+
+function listen(server, protocol) {
+  const tracker = track(server);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.removeListener('error', reject);
+      const { port } = server.address();
+      resolve({
+        server,
+        port,
+        protocol,
+        origin: `${protocol}//127.0.0.1:${port}`,
+        url(path = '/') { return `${protocol}//127.0.0.1:${port}${path}`; },
+        connections: tracker.connections,
+        get accepted() { return tracker.accepted; },
+        close() {
+          return new Promise((done) => {
+            for (const socket of tracker.connections) socket.destroy();
+            server.close(() => done());
+          });
+        },
+      });
+    });
+  });
+}
+
+function defaultHandler(req, res) {
+  req.resume();
+  req.on('end', () => {
+    res.setHeader('content-type', 'text/plain');
+    res.end(`ok ${req.method} ${req.url}`);
+  });
+}
+
+/** An http server; `handler(req, res)` defaults to answering "ok METHOD URL". */
+function createHttpServer(handler = defaultHandler, options = {}) {
+  const server = http.createServer(options, handler);
+  server.keepAliveTimeout = options.keepAliveTimeout ?? 30000;
+  return listen(server, 'http:');
+}
+
+/** An https server with the fixture certificate for localhost and 127.0.0.1. */
+function createHttpsServer(handler = defaultHandler, options = {}) {
+  const server = https.createServer({
+    key: fixtures.serverKey,
+    cert: fixtures.serverCert,
+    ...options,
+  }, handler);
+  server.keepAliveTimeout = options.keepAliveTimeout ?? 30000;
+  return listen(server, 'https:');
+}
+
+/** http or https by name, for tests that run over both. */
+function createServer(protocol, handler, options) {
+  return protocol === 'https:' ? createHttpsServer(handler, options) : createHttpServer(handler, options);
+}
+
+/**
+ * A scripted server: `onConnection(socket)` gets the raw socket (plain TCP, or
+ * the decrypted TLS socket when protocol is 'https:') and writes HTTP by hand.
+ */
+function createRawServer(onConnection, protocol = 'http:') {
+  const server = protocol === 'https:'
+    ? tls.createServer({ key: fixtures.serverKey, cert: fixtures.serverCert }, onConnection)
+    : net.createServer(onConnection);
+  return listen(server, protocol);
+}
+
+/** Splits raw bytes into complete HTTP/1.1 requests (no request bodies). */
+function onRequests(socket, onRequest) {
+  let buffered = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk) => {
+    buffered += chunk;
+    let end;
+    while ((end = buffered.indexOf('\r\n\r\n')) !== -1) {
+      const head = buffered.slice(0, end);
+      buffered = buffered.slice(end + 4);
+      const [requestLine] = head.split('\r\n');
+      const [method, path] = requestLine.split(' ');
+      onRequest({ method, path, head });
+    }
+  });
+  socket.on('error', () => {});
+}
+
+/** A complete HTTP/1.1 response with a body, as raw text. */
+function rawResponse(body = 'ok', headers = {}) {
+  const lines = ['HTTP/1.1 200 OK', `Content-Length: ${Buffer.byteLength(body)}`];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+/** TLS client options that trust the fixture CA. */
+const tlsClientOptions = Object.freeze({ ca: fixtures.ca });
+
+module.exports = {
+  createHttpServer,
+  createHttpsServer,
+  createServer,
+  createRawServer,
+  onRequests,
+  rawResponse,
+  tlsClientOptions,
+  fixtures,
+};
