@@ -1,0 +1,63 @@
+'use strict';
+
+// Every program in example/ runs to completion against the local server it
+// starts, and prints what the README says it prints.
+const assert = require('node:assert/strict');
+const { execFile } = require('node:child_process');
+const path = require('node:path');
+
+const dir = path.join(__dirname, '..', 'example');
+
+function run(file) {
+  return new Promise((resolve) => {
+    const env = { ...process.env };
+    delete env.DEBUG; // the examples' own output only
+    delete env.NODE_OPTIONS; // e.g. nyc's hooks
+    execFile(process.execPath, ['--throw-deprecation', path.join(dir, file)], {
+      cwd: dir,
+      env,
+      timeout: 30000,
+    }, (err, stdout, stderr) => {
+      resolve({ code: err ? err.code ?? err.signal : 0, stdout, stderr });
+    });
+  });
+}
+
+const examples = {
+  'http.js': [
+    /^GET \/1 -> 200 "hello from \/1" \(new socket\)$/m,
+    /^GET \/5 -> 200 "hello from \/5" \(reused socket\)$/m,
+    /^sockets created: 1, requests: 5$/m,
+  ],
+  'https.js': [
+    /^agent instanceof https\.Agent: true$/m,
+    /^GET \/5 -> 200 "secure hello from \/5" \(reused socket\)$/m,
+    /^TLS handshakes: 1, requests: 5$/m,
+  ],
+  'axios.js': [
+    /^GET \/items\/3 -> 200 \{"path":"\/items\/3"\}$/m,
+    /^3 concurrent requests -> 200, 200, 200$/m,
+    /^sockets created: \d+, requests: 6$/m,
+  ],
+  'monitoring.js': [
+    /^\[monitor\] status changed: created=\d+ closed=\d+ requests=\d+/m,
+    /^\[load\] sent \d+ requests; now idle$/m,
+  ],
+  'graceful-shutdown.js': [
+    /^SIGTERM: waiting for 3 in-flight requests$/m,
+    /^3\/3 in-flight requests finished$/m,
+    /^server closed$/m,
+    /^exit 0: 3 requests served, 3\/3 sockets closed, 0 left in the pool$/m,
+  ],
+};
+
+describe('examples', () => {
+  for (const [file, expected] of Object.entries(examples)) {
+    it(`example/${file} runs and exits 0`, async () => {
+      const { code, stdout, stderr } = await run(file);
+      assert.equal(code, 0, `exit ${code}\n${stdout}\n${stderr}`);
+      assert.equal(stderr, '');
+      for (const line of expected) assert.match(stdout, line);
+    });
+  }
+});

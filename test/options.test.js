@@ -1,0 +1,101 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { HttpAgent, HttpsAgent } = require('..');
+const { normalizeOptions } = require('../lib/options');
+
+describe('options', () => {
+  const agents = [];
+  const make = (Agent, options) => {
+    const agent = new Agent(options);
+    agents.push(agent);
+    return agent;
+  };
+  afterEach(() => { for (const agent of agents.splice(0)) agent.destroy(); });
+
+  for (const Agent of [HttpAgent, HttpsAgent]) {
+    describe(Agent.name, () => {
+      it('has agentkeepalive\'s defaults', () => {
+        const agent = make(Agent);
+        assert.equal(agent.keepAlive, true);
+        assert.equal(agent.keepAliveMsecs, 1000);
+        assert.equal(agent.maxSockets, Infinity);
+        assert.equal(agent.maxFreeSockets, 256);
+        assert.equal(agent.maxTotalSockets, Infinity);
+        assert.equal(agent.scheduling, 'lifo');
+        assert.equal(agent.options.keepAlive, true);
+        assert.equal(agent.options.freeSocketTimeout, 4000);
+        assert.equal(agent.options.timeout, 8000);
+        assert.equal(agent.options.socketActiveTTL, 0);
+        assert.equal(agent.options.serverTimeoutMargin, 1000);
+        assert.equal(agent.options.learnServerTimeout, true);
+      });
+
+      it('timeout defaults to max(freeSocketTimeout * 2, 8000)', () => {
+        assert.equal(make(Agent, { freeSocketTimeout: 1000 }).options.timeout, 8000);
+        assert.equal(make(Agent, { freeSocketTimeout: 6000 }).options.timeout, 12000);
+        assert.equal(make(Agent, { freeSocketTimeout: 6000, timeout: 500 }).options.timeout, 500);
+      });
+
+      it('accepts humanized durations', () => {
+        const agent = make(Agent, {
+          freeSocketTimeout: '30s',
+          timeout: '1m',
+          socketActiveTTL: '2h',
+          serverTimeoutMargin: '500ms',
+          keepAliveMsecs: '2s',
+        });
+        assert.equal(agent.options.freeSocketTimeout, 30000);
+        assert.equal(agent.options.timeout, 60000);
+        assert.equal(agent.options.socketActiveTTL, 2 * 3600 * 1000);
+        assert.equal(agent.options.serverTimeoutMargin, 500);
+        assert.equal(agent.keepAliveMsecs, 2000);
+      });
+
+      it('passes core options through', () => {
+        const agent = make(Agent, { maxSockets: 5, maxFreeSockets: 3, maxTotalSockets: 9, scheduling: 'fifo', keepAlive: false, localAddress: '127.0.0.1' });
+        assert.equal(agent.maxSockets, 5);
+        assert.equal(agent.maxFreeSockets, 3);
+        assert.equal(agent.maxTotalSockets, 9);
+        assert.equal(agent.scheduling, 'fifo');
+        assert.equal(agent.keepAlive, false);
+        assert.equal(agent.options.localAddress, '127.0.0.1');
+      });
+
+      it('never modifies the caller\'s options', () => {
+        const options = Object.freeze({ freeSocketTimeout: '5s', timeout: 9000, maxSockets: 2, custom: 'x' });
+        const agent = make(Agent, options);
+        assert.deepEqual(options, { freeSocketTimeout: '5s', timeout: 9000, maxSockets: 2, custom: 'x' });
+        assert.notEqual(agent.options, options);
+        assert.equal(agent.options.custom, 'x');
+      });
+    });
+  }
+
+  it('normalizes once into a new frozen object', () => {
+    const input = { timeout: '2s' };
+    const normalized = normalizeOptions(input);
+    assert.ok(Object.isFrozen(normalized));
+    assert.notEqual(normalized, input);
+    assert.equal(normalized.timeout, 2000);
+    assert.deepEqual(input, { timeout: '2s' });
+  });
+
+  it('accepts null and undefined as "no options"', () => {
+    assert.equal(normalizeOptions(null).freeSocketTimeout, 4000);
+    assert.equal(normalizeOptions(undefined).freeSocketTimeout, 4000);
+    assert.equal(normalizeOptions({ timeout: null }).timeout, 8000);
+  });
+
+  it('keeps core\'s Keep-Alive buffer in step with serverTimeoutMargin unless given', () => {
+    assert.equal(normalizeOptions({ serverTimeoutMargin: 250 }).agentKeepAliveTimeoutBuffer, 250);
+    assert.equal(normalizeOptions({ agentKeepAliveTimeoutBuffer: 10 }).agentKeepAliveTimeoutBuffer, 10);
+  });
+
+  it('0 is a valid duration (freeSocketTimeout 0: no free-socket timeout)', () => {
+    const normalized = normalizeOptions({ freeSocketTimeout: 0, timeout: 0, serverTimeoutMargin: 0 });
+    assert.equal(normalized.freeSocketTimeout, 0);
+    assert.equal(normalized.timeout, 0);
+    assert.equal(normalized.serverTimeoutMargin, 0);
+  });
+});

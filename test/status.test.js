@@ -1,0 +1,113 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { PROTOCOLS, createAgent, total } = require('./support/agents');
+const { createServer } = require('./support/servers');
+const { request, waitFor } = require('./support/request');
+
+const COUNTERS = [
+  'createSocketCount', 'createSocketErrorCount', 'closeSocketCount',
+  'errorSocketCount', 'timeoutSocketCount', 'requestCount',
+];
+
+for (const protocol of PROTOCOLS) {
+  describe(`status (${protocol})`, () => {
+    let server;
+    let agent;
+    const held = [];
+    beforeEach(async () => {
+      server = await createServer(protocol, (req, res) => {
+        if (req.url === '/hold') held.push(res);
+        else res.end('ok');
+      });
+    });
+    afterEach(async () => {
+      agent.destroy();
+      await server.close();
+      held.length = 0;
+    });
+
+    it('getCurrentStatus() starts at zero with every field', () => {
+      agent = createAgent(protocol);
+      assert.deepEqual(agent.getCurrentStatus(), {
+        createSocketCount: 0,
+        createSocketErrorCount: 0,
+        closeSocketCount: 0,
+        errorSocketCount: 0,
+        timeoutSocketCount: 0,
+        requestCount: 0,
+        freeSockets: {},
+        sockets: {},
+        requests: {},
+        serverIdleTimeouts: {},
+      });
+    });
+
+    it('counts sockets and finished requests, and maps sockets, free sockets and queued requests by origin', async () => {
+      agent = createAgent(protocol, { maxSockets: 2 });
+      const pending = [1, 2, 3].map(() => request(server.url('/hold'), { agent }));
+      await waitFor(() => held.length === 2);
+      let status = agent.getCurrentStatus();
+      const [pool] = Object.keys(status.sockets);
+      assert.ok(pool.startsWith(`127.0.0.1:${server.port}:`), pool);
+      assert.deepEqual(status.sockets, { [pool]: 2 });
+      assert.deepEqual(status.requests, { [pool]: 1 });
+      assert.deepEqual(status.freeSockets, {});
+      assert.equal(status.createSocketCount, 2);
+      assert.equal(status.requestCount, 0);
+
+      for (const res of held.splice(0)) res.end('done');
+      await waitFor(() => held.length === 1);
+      held[0].end('done');
+      await Promise.all(pending);
+
+      status = agent.getCurrentStatus();
+      assert.equal(status.createSocketCount, 2);
+      assert.equal(status.requestCount, 3);
+      assert.equal(status.closeSocketCount, 0);
+      assert.deepEqual(status.sockets, {});
+      assert.deepEqual(status.requests, {});
+      assert.deepEqual(status.freeSockets, { [pool]: 2 });
+      assert.equal(total(status.freeSockets), 2);
+
+      agent.destroy();
+      await waitFor(() => agent.getCurrentStatus().closeSocketCount === 2);
+      assert.deepEqual(agent.getCurrentStatus().freeSockets, {});
+    });
+
+    it('exposes the counters as agent properties too', async () => {
+      agent = createAgent(protocol);
+      await request(server.url(), { agent });
+      const status = agent.getCurrentStatus();
+      for (const counter of COUNTERS) assert.equal(agent[counter], status[counter], counter);
+      assert.equal(agent.requestCount, 1);
+      assert.equal(agent.createSocketCount, 1);
+    });
+
+    it('statusChanged is true once after any counter changes', async () => {
+      agent = createAgent(protocol);
+      assert.equal(agent.statusChanged, false);
+      await request(server.url(), { agent });
+      assert.equal(agent.statusChanged, true);
+      assert.equal(agent.statusChanged, false);
+      agent.getCurrentStatus();
+      assert.equal(agent.statusChanged, false);
+      await request(server.url(), { agent });
+      assert.equal(agent.statusChanged, true);
+      assert.equal(agent.statusChanged, false);
+      agent.destroy();
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(agent.statusChanged, true);
+    });
+
+    it('the status is a plain snapshot that JSON-serialises', async () => {
+      agent = createAgent(protocol);
+      await request(server.url(), { agent });
+      const status = agent.getCurrentStatus();
+      const copy = JSON.parse(JSON.stringify(status));
+      assert.deepEqual(copy, status);
+      await request(server.url(), { agent });
+      assert.equal(status.requestCount, 1);
+    });
+  });
+}
