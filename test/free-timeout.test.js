@@ -1,0 +1,91 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { execFile } = require('node:child_process');
+const { PROTOCOLS, createAgent } = require('./support/agents');
+const { createServer } = require('./support/servers');
+const { request, waitFor, delay } = require('./support/request');
+
+for (const protocol of PROTOCOLS) {
+  describe(`free-socket timeout (${protocol})`, () => {
+    let server;
+    let agent;
+    before(async () => { server = await createServer(protocol); });
+    after(() => server.close());
+    afterEach(() => agent.destroy());
+
+    it('an idle pooled socket is closed after freeSocketTimeout and leaves the pool at once', async () => {
+      agent = createAgent(protocol, { freeSocketTimeout: 100 });
+      const first = await request(server.url(), { agent });
+      const socket = first.socket;
+      assert.equal(socket.timeout, 100);
+      let inPoolOnTimeout;
+      socket.once('timeout', () => {
+        // Our listener ran first: the socket is already out of the pool.
+        inPoolOnTimeout = Object.values(agent.freeSockets).some((list) => list.includes(socket));
+      });
+      await waitFor(() => socket.destroyed);
+      assert.equal(inPoolOnTimeout, false);
+      assert.deepEqual(agent.getCurrentStatus().freeSockets, {});
+      await waitFor(() => agent.closeSocketCount === 1);
+      const status = agent.getCurrentStatus();
+      assert.equal(status.timeoutSocketCount, 1);
+      assert.equal(status.errorSocketCount, 0, 'closed quietly');
+      // A server-side close would be learned; our own timeout is not.
+      assert.deepEqual(status.serverIdleTimeouts, {});
+
+      const second = await request(server.url(), { agent });
+      assert.notEqual(second.socket, socket);
+      assert.equal(second.reusedSocket, false);
+    });
+
+    it('a socket with its own freeSocketTimeout property uses it (urllib)', async () => {
+      agent = createAgent(protocol, { freeSocketTimeout: 60000 });
+      const first = await request(server.url(), { agent });
+      const socket = first.socket;
+      socket.freeSocketTimeout = 80;
+      await request(server.url(), { agent });
+      assert.equal(socket.timeout, 80);
+      await waitFor(() => socket.destroyed);
+      assert.deepEqual(agent.getCurrentStatus().freeSockets, {});
+    });
+
+    it('honours the older freeSocketKeepAliveTimeout socket property', async () => {
+      agent = createAgent(protocol, { freeSocketTimeout: 60000 });
+      const first = await request(server.url(), { agent });
+      first.socket.freeSocketKeepAliveTimeout = 70;
+      await request(server.url(), { agent });
+      assert.equal(first.socket.timeout, 70);
+    });
+
+    it('freeSocketTimeout: 0 leaves only the server\'s announced limit', async () => {
+      // Node's server announces `Keep-Alive: timeout=30`: 30 s less the 1 s margin.
+      agent = createAgent(protocol, { freeSocketTimeout: 0, timeout: 100 });
+      const first = await request(server.url(), { agent });
+      assert.equal(first.headers['keep-alive'], 'timeout=30');
+      assert.equal(first.socket.timeout, 29000);
+      await delay(200);
+      const second = await request(server.url(), { agent });
+      assert.equal(second.socket, first.socket);
+    });
+
+    it('an idle pooled socket does not keep the process alive', async () => {
+      const script = `
+        const { createAgent } = require(${JSON.stringify(require.resolve('./support/agents'))});
+        const { request } = require(${JSON.stringify(require.resolve('./support/request'))});
+        const agent = createAgent(${JSON.stringify(protocol)}, { freeSocketTimeout: 60000 });
+        request(${JSON.stringify(server.url())}, { agent }).then((r) => {
+          process.stdout.write(String(Object.keys(agent.freeSockets).length));
+        });
+      `;
+      // The server lives in this process, so the child runs asynchronously.
+      const child = await new Promise((resolve) => {
+        execFile(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 15000 }, (error, stdout, stderr) => {
+          resolve({ error, stdout, stderr });
+        });
+      });
+      assert.equal(child.error, null, `the child did not exit by itself: ${child.error && child.error.message} ${child.stderr}`);
+      assert.equal(child.stdout, '1');
+    });
+  });
+}
