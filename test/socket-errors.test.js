@@ -1,0 +1,76 @@
+'use strict';
+
+const assert = require('node:assert/strict');
+const { PROTOCOLS, createAgent } = require('./support/agents');
+const { createServer } = require('./support/servers');
+const { request, waitFor } = require('./support/request');
+
+for (const protocol of PROTOCOLS) {
+  describe(`socket errors (${protocol})`, () => {
+    let server;
+    let agent;
+    let uncaught;
+    const onUncaught = (err) => { uncaught = err; };
+    beforeEach(async () => {
+      uncaught = undefined;
+      process.on('uncaughtException', onUncaught);
+      server = await createServer(protocol, (req, res) => {
+        if (req.url === '/cut') {
+          res.write('partial');
+          setImmediate(() => req.socket.destroy());
+        } else {
+          res.end('ok');
+        }
+      });
+    });
+    afterEach(async () => {
+      process.removeListener('uncaughtException', onUncaught);
+      agent.destroy();
+      await server.close();
+    });
+
+    it('an error on a free socket is counted, ends the socket and never reaches the process', async () => {
+      agent = createAgent(protocol);
+      const first = await request(server.url(), { agent });
+      const socket = first.socket;
+      assert.equal(agent.getCurrentStatus().freeSockets[Object.keys(agent.freeSockets)[0]], 1);
+      // The server resets the idle connection (TCP RST: ECONNRESET on the
+      // client); a TLS server socket cannot send a bare RST, so it closes.
+      const [serverSide] = server.connections;
+      if (protocol === 'http:') serverSide.resetAndDestroy();
+      else serverSide.destroy();
+      await waitFor(() => socket.destroyed);
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(uncaught, undefined);
+      assert.deepEqual(agent.getCurrentStatus().freeSockets, {});
+
+      const second = await request(server.url(), { agent });
+      assert.notEqual(second.socket, socket);
+      assert.equal(second.body, 'ok');
+    });
+
+    it('an error injected on a free socket is counted in errorSocketCount', async () => {
+      agent = createAgent(protocol);
+      const first = await request(server.url(), { agent });
+      first.socket.destroy(new Error('injected'));
+      await waitFor(() => agent.closeSocketCount === 1);
+      const status = agent.getCurrentStatus();
+      assert.equal(status.errorSocketCount, 1);
+      assert.equal(status.createSocketErrorCount, 0);
+      assert.deepEqual(status.freeSockets, {});
+      assert.equal(uncaught, undefined);
+    });
+
+    it('an error on an active socket reaches the request', async () => {
+      agent = createAgent(protocol);
+      const err = await request(server.url('/cut'), { agent }).then(
+        () => assert.fail('expected an error'),
+        (e) => e,
+      );
+      assert.ok(['ECONNRESET', 'ERR_STREAM_PREMATURE_CLOSE'].includes(err.code) || /aborted/.test(err.message), err.message);
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.deepEqual(agent.getCurrentStatus().sockets, {});
+      assert.equal(uncaught, undefined);
+    });
+  });
+}
