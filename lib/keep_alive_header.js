@@ -13,6 +13,16 @@ const PARAMETER = /(?:^|[\s,;])(timeout|max)\s*=\s*"?(\d+)"?/gi;
  */
 function parseKeepAlive(value) {
   if (typeof value !== 'string' || value.length === 0) return null;
+  // A server sends the same header on every response: parse it once.
+  if (value === last.value) return last.result;
+  last.value = value;
+  last.result = parse(value);
+  return last.result;
+}
+
+const last = { value: '', result: null };
+
+function parse(value) {
   let timeout;
   let max;
   PARAMETER.lastIndex = 0;
@@ -23,7 +33,7 @@ function parseKeepAlive(value) {
     else max ??= number;
   }
   if (timeout === undefined && max === undefined) return null;
-  return { timeout, max };
+  return Object.freeze({ timeout, max });
 }
 
 module.exports = { parseKeepAlive };
