@@ -11,9 +11,10 @@
 // super, so core's own checks (idle-socket data guard, TLS identity checks,
 // proxy support) keep working on every Node version.
 const debug = require('debug')('steady-agent');
-const { normalizeOptions, MAX_TIMER } = require('./options');
+const { normalizeOptions } = require('./options');
 const { Counters } = require('./status');
 const { ServerIdleLimits } = require('./server_idle_limits');
+const { FreeSocketSweeper } = require('./free_socket_sweeper');
 const { parseKeepAlive } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -32,6 +33,7 @@ const {
 const kAgent = Symbol('steady-agent.agent');
 const kPool = Symbol('steady-agent.pool'); // the pool (origin) name
 const kIdleSince = Symbol('steady-agent.idleSince'); // Date.now() on entering the free pool; 0 while active
+const kFreeDeadline = Symbol('steady-agent.freeDeadline'); // Date.now() time a free socket is closed at
 const kRequestsLeft = Symbol('steady-agent.requestsLeft'); // requests the server still takes (Keep-Alive max)
 const kServerTimeout = Symbol('steady-agent.serverTimeout'); // ms, from Keep-Alive timeout
 const kClosedByAgent = Symbol('steady-agent.closedByAgent'); // we closed it: not a server close to learn from
@@ -49,6 +51,7 @@ function keepAlive(Base, { name, getName: naming }) {
     #config;
     #counters = new Counters();
     #serverIdleLimits = new ServerIdleLimits();
+    #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
 
@@ -246,11 +249,35 @@ function keepAlive(Base, { name, getName: naming }) {
         if (debug.enabled) debug('%s not kept: the server\'s idle limit is within the margin', socket[SOCKET_NAME]);
         return false;
       }
-      const msecs = timeout === Infinity ? 0 : Math.min(Math.ceil(timeout), MAX_TIMER);
-      if (socket.timeout !== msecs) socket.setTimeout(msecs);
+      // Core has put the socket on the agent timeout (or its own reading of
+      // the server's hint) and would close it when that fires. Where that is
+      // before our deadline, disarm it; reuse arms the active timeout again.
+      const armed = socket.timeout;
+      if (armed > 0 && armed < timeout) socket.setTimeout(0);
       socket[kIdleSince] = now;
-      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], msecs);
+      socket[kFreeDeadline] = now + timeout;
+      if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
+      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
       return true;
+    }
+
+    /** Closes the free sockets whose deadline has come; returns the next deadline. */
+    #sweepFree(now) {
+      let next = Infinity;
+      const expired = [];
+      for (const pool in this.freeSockets) {
+        for (const socket of this.freeSockets[pool]) {
+          const deadline = socket[kFreeDeadline];
+          // Timers run on a millisecond clock: a deadline within 1 ms is due.
+          if (deadline <= now + 1) expired.push(socket);
+          else if (deadline < next) next = deadline;
+        }
+      }
+      for (const socket of expired) {
+        this.#counters.socketTimedOut();
+        this.#evict(socket, 'free socket timeout');
+      }
+      return next;
     }
 
     /** How long the socket may stay idle: the smallest of every limit we know. */
@@ -389,6 +416,7 @@ function keepAlive(Base, { name, getName: naming }) {
         for (const socket of this.freeSockets[pool]) socket[kClosedByAgent] = true;
       }
       super.destroy();
+      this.#sweeper.stop();
     }
 
     // ---- status ------------------------------------------------------------------

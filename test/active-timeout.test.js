@@ -75,14 +75,28 @@ for (const protocol of PROTOCOLS) {
       agent = createAgent(protocol, { timeout: 5000, freeSocketTimeout: 1000 });
       const first = await request(server.url(), { agent });
       const socket = first.socket;
-      assert.equal(socket.timeout, 1000, 'free sockets use the free timeout');
       const pending = request(server.url('/hold'), { agent });
       assert.equal(socket.timeout, 5000, 'a reused socket is back on the active timeout');
       await waitFor(() => held.length === 1);
       held.shift().end('ok');
       const second = await pending;
       assert.equal(second.socket, socket);
-      assert.equal(socket.timeout, 1000);
+    });
+
+    it('a queued request gets the active timeout, not the free one', async () => {
+      agent = createAgent(protocol, { timeout: 5000, freeSocketTimeout: 1000, maxSockets: 1 });
+      const a = request(server.url('/hold'), { agent });
+      const b = request(server.url('/hold'), { agent });
+      await waitFor(() => held.length === 1);
+      held.shift().end('a');
+      const { socket } = await a;
+      await waitFor(() => held.length === 1);
+      // The queued request is being served on the first request's socket.
+      assert.equal(socket.timeout, 5000);
+      held.shift().end('b');
+      const second = await b;
+      assert.equal(second.socket, socket);
+      assert.equal(second.reusedSocket, true);
     });
 
     it('timeout: 0 turns the active timeout off', async () => {

@@ -1,0 +1,45 @@
+'use strict';
+
+// One timer per agent closes free sockets at their deadlines. A socket's own
+// timer (socket.setTimeout) would cost a new Timeout object, a bound function
+// and a timer-list insert on every request twice over: once when the socket
+// enters the pool with its free timeout, once when it leaves with the active
+// timeout. A free socket instead records its deadline, and this timer fires
+// at the earliest deadline in the pool.
+class FreeSocketSweeper {
+  #timer = null;
+  #at = Infinity;
+  #sweep;
+
+  /**
+   * @param {(now: number) => number} sweep closes the free sockets whose
+   *   deadline has come and returns the earliest deadline left (or Infinity)
+   */
+  constructor(sweep) {
+    this.#sweep = sweep;
+  }
+
+  /** Makes sure the timer fires no later than `deadline` (a Date.now() time). */
+  schedule(deadline) {
+    if (deadline >= this.#at) return;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#at = deadline;
+    this.#timer = setTimeout(this.#fire, Math.max(deadline - Date.now(), 1));
+    this.#timer.unref();
+  }
+
+  stop() {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#at = Infinity;
+  }
+
+  #fire = () => {
+    this.#timer = null;
+    this.#at = Infinity;
+    const next = this.#sweep(Date.now());
+    if (next !== Infinity) this.schedule(next);
+  };
+}
+
+module.exports = { FreeSocketSweeper };
