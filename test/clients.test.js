@@ -13,7 +13,9 @@ const { request, waitFor } = require('./support/request');
 
 const REQUESTS = 20;
 
-// got and node-fetch 3 are ES modules only; loaded in the `before` hook.
+// got and node-fetch 3 are ES modules only. They are loaded with import() in
+// the `before` hook: require() of an ES module works only from Node 20.19 and
+// 22.12, and the suite runs on Node 18 too.
 let got;
 let fetchV3;
 

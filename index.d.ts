@@ -1,0 +1,145 @@
+import * as http from 'http';
+import * as https from 'https';
+
+/**
+ * A keep-alive `http.Agent`: reuses idle sockets, closes them before the
+ * server does, and counts what happens to them.
+ *
+ * This class is the package's default export and is also available as
+ * `HttpAgent`; `HttpsAgent` is the same behaviour over `https.Agent`.
+ */
+declare class HttpAgent extends http.Agent {
+  constructor(options?: HttpAgent.HttpOptions);
+
+  /** The normalised options: defaults applied, durations in milliseconds. */
+  readonly options: Readonly<http.AgentOptions> & HttpAgent.ResolvedOptions;
+  /** True when a counter changed since `statusChanged` was last read. */
+  readonly statusChanged: boolean;
+  /** A snapshot of the counters and of the socket pools, per origin. */
+  getCurrentStatus(): HttpAgent.AgentStatus;
+
+  readonly createSocketCount: number;
+  readonly createSocketErrorCount: number;
+  readonly closeSocketCount: number;
+  readonly errorSocketCount: number;
+  readonly timeoutSocketCount: number;
+  readonly requestCount: number;
+
+  /** @deprecated Read `options.freeSocketTimeout` instead. */
+  readonly freeSocketKeepAliveTimeout: number;
+  /** @deprecated Read `options.timeout` instead. */
+  readonly timeout: number;
+  /** @deprecated Read `options.socketActiveTTL` instead. */
+  readonly socketActiveTTL: number;
+}
+
+declare namespace HttpAgent {
+  /** Milliseconds, or a humanized string such as `'30s'` or `'2m'`. */
+  type Duration = number | string;
+
+  interface KeepAliveOptions {
+    /** Keep sockets open between requests. Default `true`. */
+    keepAlive?: boolean | undefined;
+    /** Initial delay of TCP keep-alive probes on a socket. Default `1000`. */
+    keepAliveMsecs?: Duration | undefined;
+    /** How long a socket may stay idle in the pool. Default `4000`. */
+    freeSocketTimeout?: Duration | undefined;
+    /**
+     * How long an active socket may stay inactive.
+     * Default `max(freeSocketTimeout * 2, 8000)`.
+     */
+    timeout?: Duration | undefined;
+    /** Maximum lifetime of a socket; `0` means no limit. Default `0`. */
+    socketActiveTTL?: Duration | undefined;
+    /**
+     * How long before the server's announced or learned idle limit an idle
+     * socket is closed. Default `1000`.
+     */
+    serverTimeoutMargin?: Duration | undefined;
+    /** Learn the idle limit of servers that send no Keep-Alive hint. Default `true`. */
+    learnServerTimeout?: boolean | undefined;
+    /** @deprecated Use `freeSocketTimeout`. */
+    keepAliveTimeout?: Duration | undefined;
+    /** @deprecated Use `freeSocketTimeout`. */
+    freeSocketKeepAliveTimeout?: Duration | undefined;
+  }
+
+  type DurationFields = 'timeout' | 'keepAliveMsecs';
+
+  interface HttpOptions extends Omit<http.AgentOptions, DurationFields>, KeepAliveOptions {}
+  interface HttpsOptions extends Omit<https.AgentOptions, DurationFields>, KeepAliveOptions {}
+
+  /** What `agent.options` holds for the keep-alive settings once normalised. */
+  interface ResolvedOptions {
+    readonly keepAlive: boolean;
+    readonly keepAliveMsecs: number;
+    readonly freeSocketTimeout: number;
+    readonly timeout: number;
+    readonly socketActiveTTL: number;
+    readonly serverTimeoutMargin: number;
+    readonly learnServerTimeout: boolean;
+  }
+
+  interface AgentStatus {
+    createSocketCount: number;
+    createSocketErrorCount: number;
+    closeSocketCount: number;
+    errorSocketCount: number;
+    timeoutSocketCount: number;
+    requestCount: number;
+    /** Idle sockets per origin (`agent.getName()` keys). */
+    freeSockets: Record<string, number>;
+    /** Active sockets per origin. */
+    sockets: Record<string, number>;
+    /** Queued requests per origin. */
+    requests: Record<string, number>;
+    /** Idle limits (ms) announced or learned per origin. */
+    serverIdleTimeouts: Record<string, number>;
+  }
+
+  /** The keep-alive behaviour over `https.Agent`; instances are `https.Agent`s. */
+  class HttpsAgent extends https.Agent {
+    constructor(options?: HttpsOptions);
+
+    /** The normalised options: defaults applied, durations in milliseconds. */
+    readonly options: Readonly<https.AgentOptions> & ResolvedOptions;
+    /** True when a counter changed since `statusChanged` was last read. */
+    readonly statusChanged: boolean;
+    getCurrentStatus(): AgentStatus;
+
+    readonly createSocketCount: number;
+    readonly createSocketErrorCount: number;
+    readonly closeSocketCount: number;
+    readonly errorSocketCount: number;
+    readonly timeoutSocketCount: number;
+    readonly requestCount: number;
+
+    /** @deprecated Read `options.freeSocketTimeout` instead. */
+    readonly freeSocketKeepAliveTimeout: number;
+    /** @deprecated Read `options.timeout` instead. */
+    readonly timeout: number;
+    /** @deprecated Read `options.socketActiveTTL` instead. */
+    readonly socketActiveTTL: number;
+  }
+
+  // The default export itself, under its name: `Agent.HttpAgent === Agent`.
+  export import HttpAgent = _HttpAgent;
+
+  /** Symbols the agent stores on sockets, same names as agentkeepalive's. */
+  namespace constants {
+    const CURRENT_ID: unique symbol;
+    const CREATE_ID: unique symbol;
+    const INIT_SOCKET: unique symbol;
+    const CREATE_HTTPS_CONNECTION: unique symbol;
+    const SOCKET_CREATED_TIME: unique symbol;
+    const SOCKET_NAME: unique symbol;
+    const SOCKET_REQUEST_COUNT: unique symbol;
+    const SOCKET_REQUEST_FINISHED_COUNT: unique symbol;
+  }
+}
+
+// A second name for the class, so the namespace can re-export it without
+// the alias resolving to itself.
+import _HttpAgent = HttpAgent;
+
+export = HttpAgent;

@@ -1,0 +1,125 @@
+// Compiled (never run) by `npm run test:types` under strict and
+// exactOptionalPropertyTypes, with esModuleInterop: the default import and
+// named imports of a CommonJS consumer.
+import * as http from 'node:http';
+import * as https from 'node:https';
+import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
+import type { AgentStatus, HttpOptions, HttpsOptions } from 'steady-agent';
+import axios from 'axios';
+
+// The default export is HttpAgent itself.
+const byDefault: HttpAgent = new Agent();
+const sameClass: typeof HttpAgent = Agent;
+const defaults = new Agent.HttpAgent();
+
+// Humanized durations and numbers, every documented option.
+const httpOptions: HttpOptions = {
+  keepAlive: true,
+  keepAliveMsecs: 1000,
+  freeSocketTimeout: '4s',
+  timeout: '60s',
+  socketActiveTTL: 0,
+  serverTimeoutMargin: '1s',
+  learnServerTimeout: false,
+  maxSockets: 10,
+  maxFreeSockets: 5,
+  maxTotalSockets: 100,
+  scheduling: 'lifo',
+};
+const httpAgent = new HttpAgent(httpOptions);
+new HttpAgent({ timeout: 30000, freeSocketTimeout: undefined });
+new HttpAgent({ keepAliveTimeout: '15s', freeSocketKeepAliveTimeout: 15000 });
+
+// https.AgentOptions (TLS settings) pass through.
+const httpsOptions: HttpsOptions = {
+  timeout: '1m',
+  ca: '-----BEGIN CERTIFICATE-----',
+  rejectUnauthorized: true,
+  maxCachedSessions: 10,
+  servername: 'localhost',
+};
+const httpsAgent = new HttpsAgent(httpsOptions);
+
+// The types match the runtime's class hierarchy.
+const asHttp: http.Agent = httpAgent;
+const asHttps: https.Agent = httpsAgent;
+const asNamespaced: Agent.HttpsAgent = new Agent.HttpsAgent({ keepAlive: true });
+
+// Status.
+const status: AgentStatus = httpsAgent.getCurrentStatus();
+const counts: number[] = [
+  status.createSocketCount,
+  status.createSocketErrorCount,
+  status.closeSocketCount,
+  status.errorSocketCount,
+  status.timeoutSocketCount,
+  status.requestCount,
+  httpAgent.createSocketCount,
+  httpsAgent.requestCount,
+];
+const perOrigin: Record<string, number>[] = [
+  status.freeSockets,
+  status.sockets,
+  status.requests,
+  status.serverIdleTimeouts,
+];
+const changed: boolean = httpAgent.statusChanged;
+
+// The normalised options: durations are numbers once the agent holds them.
+const freeMs: number = httpAgent.options.freeSocketTimeout + httpsAgent.options.timeout;
+const tlsCa = httpsAgent.options.ca;
+
+// Each constant is its own unique symbol.
+const currentId: typeof constants.CURRENT_ID = constants.CURRENT_ID;
+const socketName: symbol = Agent.constants.SOCKET_NAME;
+const allSymbols: symbol[] = [
+  constants.CREATE_ID,
+  constants.INIT_SOCKET,
+  constants.CREATE_HTTPS_CONNECTION,
+  constants.SOCKET_CREATED_TIME,
+  constants.SOCKET_REQUEST_COUNT,
+  constants.SOCKET_REQUEST_FINISHED_COUNT,
+];
+
+// Subclassing works like agentkeepalive's.
+class TracingAgent extends HttpsAgent {
+  override createConnection(...args: Parameters<https.Agent['createConnection']>) {
+    return super.createConnection(...args);
+  }
+}
+new TracingAgent({ timeout: '10s' });
+
+// Usable wherever clients take an http.Agent / https.Agent.
+http.request('http://127.0.0.1/', { agent: httpAgent });
+https.request('https://127.0.0.1/', { agent: httpsAgent });
+axios.create({ httpAgent, httpsAgent });
+
+httpAgent.destroy();
+httpsAgent.destroy();
+
+// Negative checks: each line must fail to compile.
+// @ts-expect-error a duration is a number or a string
+new HttpAgent({ timeout: true });
+// @ts-expect-error a duration is not an object
+new HttpsAgent({ freeSocketTimeout: { seconds: 4 } });
+// @ts-expect-error learnServerTimeout is a boolean
+new HttpAgent({ learnServerTimeout: 'yes' });
+// @ts-expect-error scheduling is 'fifo' or 'lifo'
+new HttpAgent({ scheduling: 'random' });
+// @ts-expect-error no such status field
+status.socketCount;
+// @ts-expect-error the counters are read-only
+httpAgent.createSocketCount = 0;
+// @ts-expect-error the normalised options are read-only
+httpAgent.options.timeout = 1;
+// @ts-expect-error statusChanged is read-only
+httpAgent.statusChanged = false;
+// @ts-expect-error constants are distinct unique symbols
+const mixedUp: typeof constants.CURRENT_ID = constants.CREATE_ID;
+// @ts-expect-error keepAliveMargin is not an option (it is serverTimeoutMargin)
+const badOptions: HttpOptions = { keepAliveMargin: 1000 };
+
+export {
+  byDefault, sameClass, defaults, asHttp, asHttps, asNamespaced, counts, perOrigin, changed, freeMs, tlsCa,
+  currentId, socketName, allSymbols, mixedUp, badOptions,
+};
