@@ -69,8 +69,11 @@ function keepAlive(Base, { name, getName: naming }) {
 
     addRequest(req, options, port, localAddress) {
       this.#picking = true;
-      super.addRequest(req, options, port, localAddress);
-      this.#picking = false;
+      try {
+        super.addRequest(req, options, port, localAddress);
+      } finally {
+        this.#picking = false;
+      }
     }
 
     getName(options = {}) {
@@ -118,7 +121,18 @@ function keepAlive(Base, { name, getName: naming }) {
         if (!err && socket) this[INIT_SOCKET](socket, options);
         callback(err, socket);
       };
-      const socket = super.createConnection(options, typeof callback === 'function' ? done : callback);
+      let socket;
+      try {
+        socket = super.createConnection(options, typeof callback === 'function' ? done : callback);
+      } catch (err) {
+        // TLS options that make no secure context (a wrong pfx passphrase)
+        // throw here, to the caller of http.request, as with core's agent.
+        // Core has made the pool's entry in `sockets` already and never
+        // removes it after a throw.
+        const pool = options._agentKey;
+        if (pool !== undefined && this.sockets[pool]?.length === 0) delete this.sockets[pool];
+        throw err;
+      }
       if (socket) this[INIT_SOCKET](socket, options);
       return socket;
     }
@@ -342,6 +356,8 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #socketErrored(socket, err) {
+      // destroy() is a shutdown, not a socket failure.
+      if (err instanceof AgentDestroyedError) return;
       if (socket[kConnected]) this.#counters.socketErrored();
       else this.#counters.socketCreateFailed();
       if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);

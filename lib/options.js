@@ -91,7 +91,8 @@ function normalizeOptions(input) {
   normalized.keepAlive = boolean('keepAlive', input.keepAlive) ?? true;
   normalized.keepAliveMsecs = duration('keepAliveMsecs', input.keepAliveMsecs) ?? 1000;
   normalized.freeSocketTimeout = freeSocketTimeout;
-  normalized.timeout = duration('timeout', input.timeout) ?? Math.max(freeSocketTimeout * 2, 8000);
+  // The default never exceeds the largest timer, even for a freeSocketTimeout of days.
+  normalized.timeout = duration('timeout', input.timeout) ?? Math.min(Math.max(freeSocketTimeout * 2, 8000), MAX_TIMER);
   normalized.socketActiveTTL = duration('socketActiveTTL', input.socketActiveTTL, { max: Number.MAX_SAFE_INTEGER }) ?? 0;
   normalized.serverTimeoutMargin = duration('serverTimeoutMargin', input.serverTimeoutMargin) ?? 1000;
   normalized.learnServerTimeout = boolean('learnServerTimeout', input.learnServerTimeout) ?? true;

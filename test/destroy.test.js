@@ -1,0 +1,212 @@
+'use strict';
+
+// agent.destroy(): every socket closes, free or active; requests in flight
+// and requests queued behind maxSockets fail with ERR_AGENT_DESTROYED; and, as
+// with Node's own agent, a request made afterwards opens a new socket.
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const https = require('node:https');
+const { HttpAgent, HttpsAgent } = require('../');
+const { createServer, tlsClientOptions } = require('./support/servers');
+const { request, waitFor } = require('./support/request');
+
+function sum(perOrigin) {
+  return Object.values(perOrigin).reduce((total, n) => total + n, 0);
+}
+
+/** The request's error, or a failure if it succeeded. */
+async function failure(promise) {
+  try {
+    const res = await promise;
+    assert.fail(`expected the request to fail, got ${res.status}`);
+  } catch (err) {
+    if (err instanceof assert.AssertionError) throw err;
+    return err;
+  }
+}
+
+function assertDestroyedError(err) {
+  assert.equal(err.code, 'ERR_AGENT_DESTROYED', `${err.code}: ${err.message}`);
+  assert.equal(err.name, 'AgentDestroyedError');
+  assert.ok(err instanceof Error);
+}
+
+for (const protocol of ['http:', 'https:']) {
+  describe(`agent.destroy() over ${protocol.slice(0, -1)}`, () => {
+    let server;
+    let agents;
+    let hanging; // responses the server holds back: /hang never answers
+
+    function newAgent(options = {}) {
+      const agent = protocol === 'https:'
+        ? new HttpsAgent({ ...tlsClientOptions, ...options })
+        : new HttpAgent(options);
+      agents.push(agent);
+      return agent;
+    }
+
+    beforeEach(async () => {
+      agents = [];
+      hanging = [];
+      server = await createServer(protocol, (req, res) => {
+        req.resume();
+        if (req.url === '/hang') {
+          hanging.push(res);
+          return;
+        }
+        if (req.url === '/half') {
+          // Headers and half the body now, the rest never.
+          res.setHeader('content-length', '10');
+          res.write('12345');
+          hanging.push(res);
+          return;
+        }
+        res.end(`ok ${req.url}`);
+      });
+    });
+
+    afterEach(async () => {
+      for (const agent of agents) agent.destroy();
+      agents = [];
+      if (server) await server.close();
+      server = null;
+    });
+
+    it('closes every socket, free and active, and fails the requests in flight', async () => {
+      const agent = newAgent();
+      // Three sockets, all free once these answer.
+      await Promise.all([1, 2, 3].map((i) => request(server.url(`/${i}`), { agent })));
+      assert.equal(sum(agent.getCurrentStatus().freeSockets), 3);
+      // Two of them go back to work on requests the server never answers.
+      const inFlight = [request(server.url('/hang'), { agent }), request(server.url('/hang'), { agent })];
+      await waitFor(() => hanging.length === 2);
+      const before = agent.getCurrentStatus();
+      assert.equal(sum(before.sockets), 2, 'active sockets');
+      assert.equal(sum(before.freeSockets), 1, 'free sockets');
+      assert.equal(server.connections.size, 3);
+
+      agent.destroy();
+
+      const errors = await Promise.all(inFlight.map(failure));
+      errors.forEach(assertDestroyedError);
+      // The server sees every connection close, the free one included.
+      await waitFor(() => server.connections.size === 0);
+      await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
+      assert.equal(agent.createSocketCount, 3);
+      assert.equal(agent.closeSocketCount, 3);
+      assert.equal(server.accepted, 3);
+      // Core's maps have no prototype: compare their keys.
+      assert.deepEqual(Object.keys(agent.sockets), []);
+      assert.deepEqual(Object.keys(agent.freeSockets), []);
+      assert.deepEqual(Object.keys(agent.requests), []);
+      const after = agent.getCurrentStatus();
+      assert.deepEqual([after.sockets, after.freeSockets, after.requests], [{}, {}, {}]);
+    });
+
+    it('fails requests queued behind maxSockets with ERR_AGENT_DESTROYED', async () => {
+      const agent = newAgent({ maxSockets: 1 });
+      const first = request(server.url('/hang'), { agent });
+      const queued = [1, 2, 3].map((i) => request(server.url(`/${i}`), { agent }));
+      await waitFor(() => hanging.length === 1);
+      assert.equal(sum(agent.getCurrentStatus().requests), 3, 'queued requests');
+
+      agent.destroy();
+
+      const errors = await Promise.all([first, ...queued].map(failure));
+      errors.forEach(assertDestroyedError);
+      assert.deepEqual(Object.keys(agent.requests), [], 'nothing left queued');
+      await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
+      // The queued requests never got a socket of their own.
+      assert.equal(agent.createSocketCount, 1);
+      assert.equal(server.accepted, 1);
+      assert.equal(hanging.length, 1, 'the server saw only the first request');
+      await waitFor(() => server.connections.size === 0);
+    });
+
+    it('fails requests whose connection is still being made', async () => {
+      const agent = newAgent();
+      const pending = [request(server.url('/1'), { agent }), request(server.url('/2'), { agent })];
+      assert.equal(sum(agent.getCurrentStatus().sockets), 2, 'sockets connecting');
+
+      agent.destroy();
+
+      const errors = await Promise.all(pending.map(failure));
+      errors.forEach(assertDestroyedError);
+      await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
+      assert.equal(agent.createSocketCount, 2);
+      assert.deepEqual(Object.keys(agent.sockets), []);
+      await waitFor(() => server.connections.size === 0);
+    });
+
+    it('fails a request whose response is still arriving; its body never ends', async () => {
+      const agent = newAgent();
+      const events = [];
+      const req = (protocol === 'https:' ? https : http).get(server.url('/half'), { agent });
+      const closed = new Promise((resolve) => req.on('close', resolve));
+      req.on('error', (err) => events.push(`request error ${err.code}`));
+      const response = new Promise((resolve) => req.on('response', resolve));
+      const res = await response;
+      res.on('data', () => events.push('data'));
+      res.on('end', () => events.push('end'));
+      res.on('error', () => events.push('response error'));
+      await waitFor(() => events.includes('data'));
+
+      agent.destroy();
+
+      await closed;
+      await waitFor(() => events.includes('response error'));
+      assert.ok(!events.includes('end'), `a cut body must not end: ${events.join(', ')}`);
+      assert.ok(events.includes('request error ERR_AGENT_DESTROYED'), events.join(', '));
+      await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
+    });
+
+    it('is harmless when called again, or on an agent that never connected', async () => {
+      const unused = newAgent();
+      unused.destroy();
+      unused.destroy();
+      assert.equal(unused.createSocketCount, 0);
+
+      const agent = newAgent();
+      await request(server.url('/'), { agent });
+      agent.destroy();
+      agent.destroy();
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(agent.createSocketCount, 1);
+    });
+
+    it('lets a request made after destroy() open a new socket, as Node\'s own agent does', async () => {
+      // Node's documentation says nothing of a destroyed agent; its behaviour
+      // is the reference: destroy() empties the pools and the agent stays
+      // usable, connecting afresh.
+      const core = protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, ...tlsClientOptions })
+        : new http.Agent({ keepAlive: true });
+      agents.push(core);
+
+      async function useAfterDestroy(agent) {
+        const acceptedBefore = server.accepted;
+        const first = await request(server.url('/before'), { agent });
+        agent.destroy();
+        await waitFor(() => first.socket.destroyed);
+        const second = await request(server.url('/after'), { agent });
+        return {
+          status: second.status,
+          body: second.body,
+          reusedSocket: second.reusedSocket,
+          newSocket: second.socket !== first.socket,
+          connections: server.accepted - acceptedBefore,
+        };
+      }
+
+      const expected = { status: 200, body: 'ok /after', reusedSocket: false, newSocket: true, connections: 2 };
+      assert.deepEqual(await useAfterDestroy(core), expected, 'Node\'s agent');
+      const agent = newAgent();
+      assert.deepEqual(await useAfterDestroy(agent), expected, 'steady-agent');
+      assert.equal(agent.createSocketCount, 2);
+      // The new socket is pooled like any other.
+      await waitFor(() => sum(agent.getCurrentStatus().freeSockets) === 1);
+      const third = await request(server.url('/again'), { agent });
+      assert.equal(third.reusedSocket, true);
+    });
+  });
+}
