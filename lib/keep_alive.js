@@ -184,7 +184,7 @@ function keepAlive(Base, { name, getName: naming }) {
     static #onTimeout() { this[kAgent].#socketTimedOut(this); }
     static #onError(err) { this[kAgent].#socketErrored(this, err); }
     static #onEnd() { this[kAgent].#socketEnded(this); }
-    static #onClose() { this[kAgent].#socketClosed(this); }
+    static #onClose(hadError) { this[kAgent].#socketClosed(this, hadError); }
     static #onData() {
       // Core (since 22.x) guards idle sockets itself; on older versions a
       // server writing to an idle connection would poison the next response.
@@ -372,9 +372,13 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#evict(socket, 'closed by the server');
     }
 
-    #socketClosed(socket) {
+    #socketClosed(socket, hadError) {
       this.#counters.socketClosed();
-      if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket);
+      // A clean close of an idle socket is the server's doing (Node 22+ turns
+      // the server's FIN on an idle socket into a close without 'end'). A
+      // close after an error (a reset, or someone's destroy(err)) teaches
+      // nothing: one network blip must not turn keep-alive off for an origin.
+      if (socket[kIdleSince] !== 0 && !hadError) this.#learnServerIdleLimit(socket);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
     }
 
@@ -473,4 +477,15 @@ function keepAlive(Base, { name, getName: naming }) {
   return KeepAliveAgent;
 }
 
-module.exports = { keepAlive };
+/**
+ * How long a free socket may stay idle, as computed when it entered the pool
+ * (the smallest of every limit the agent knows); undefined for a socket that
+ * is not free. For tests and diagnostics: the socket's own timer does not
+ * show it, because free sockets expire through the agent's sweeper.
+ */
+function freeTimeoutOf(socket) {
+  const since = socket[kIdleSince];
+  return since ? socket[kFreeDeadline] - since : undefined;
+}
+
+module.exports = { keepAlive, freeTimeoutOf };

@@ -58,7 +58,7 @@ function fingerprint(value) {
       return print;
     }
     default:
-      return String(typeof value);
+      return `${typeof value}:${String(value)}`;
   }
 }
 

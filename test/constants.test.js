@@ -4,7 +4,7 @@ const assert = require('node:assert/strict');
 const { constants } = require('..');
 const { PROTOCOLS, createAgent } = require('./support/agents');
 const { createServer } = require('./support/servers');
-const { request } = require('./support/request');
+const { request, waitFor } = require('./support/request');
 
 const NAMES = [
   'CURRENT_ID', 'CREATE_ID', 'INIT_SOCKET', 'CREATE_HTTPS_CONNECTION',
@@ -83,13 +83,45 @@ describe('constants', () => {
     }
   });
 
-  it('HttpsAgent has core\'s https createConnection under CREATE_HTTPS_CONNECTION', () => {
-    const agent = createAgent('https:');
-    try {
-      assert.equal(typeof agent[constants.CREATE_HTTPS_CONNECTION], 'function');
-      assert.equal(typeof agent[constants.INIT_SOCKET], 'function');
-    } finally {
-      agent.destroy();
-    }
+  describe('CREATE_HTTPS_CONNECTION and INIT_SOCKET', () => {
+    let server;
+    before(async () => { server = await createServer('https:'); });
+    after(() => server.close());
+
+    it('CREATE_HTTPS_CONNECTION is core\'s https createConnection: a TLS socket the agent does not track', async () => {
+      const agent = createAgent('https:');
+      const socket = agent[constants.CREATE_HTTPS_CONNECTION]({ host: '127.0.0.1', port: server.port, ca: agent.options.ca, servername: 'localhost' });
+      try {
+        await new Promise((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+        assert.equal(socket.encrypted, true);
+        assert.equal(socket[constants.SOCKET_NAME], undefined);
+        assert.equal(agent.createSocketCount, 0);
+      } finally {
+        socket.destroy();
+        agent.destroy();
+      }
+    });
+
+    it('INIT_SOCKET tags and counts a socket once, connected or not, with or without a pool key', async () => {
+      const agent = createAgent('http:');
+      const net = require('node:net');
+      const socket = net.connect(server.port, '127.0.0.1');
+      try {
+        await new Promise((resolve) => socket.once('connect', resolve));
+        agent[constants.INIT_SOCKET](socket, { host: '127.0.0.1', port: server.port });
+        assert.equal(socket[constants.SOCKET_NAME], `sock[0#127.0.0.1:${server.port}:]`);
+        agent[constants.INIT_SOCKET](socket, { host: 'elsewhere', port: 1 });
+        assert.equal(socket[constants.SOCKET_NAME], `sock[0#127.0.0.1:${server.port}:]`);
+        assert.equal(agent.createSocketCount, 1);
+        // Already connected: an error now is an error of a working socket.
+        socket.destroy(new Error('boom'));
+        await waitFor(() => agent.closeSocketCount === 1);
+        assert.equal(agent.errorSocketCount, 1);
+        assert.equal(agent.createSocketErrorCount, 0);
+      } finally {
+        socket.destroy();
+        agent.destroy();
+      }
+    });
   });
 });

@@ -19,6 +19,10 @@ describe('errors', () => {
     assert.match(err.message, /sock\[1#localhost:80:\]/);
   });
 
+  it('SocketTimeoutError without a socket name still reads', () => {
+    assert.match(new SocketTimeoutError(10).message, /Socket timeout after 10ms, socket unknown/);
+  });
+
   it('AgentDestroyedError has code ERR_AGENT_DESTROYED', () => {
     const err = new AgentDestroyedError();
     assert.ok(err instanceof Error);

@@ -61,6 +61,37 @@ for (const protocol of PROTOCOLS) {
       assert.equal(uncaught, undefined);
     });
 
+    it('a free socket destroyed with an error just as core hands out another leaves the pool consistent', async () => {
+      agent = createAgent(protocol);
+      // Three free sockets, oldest first: [a, b, c].
+      const held = await Promise.all([1, 2, 3].map(() => request(server.url(), { agent })));
+      const pool = Object.keys(agent.freeSockets)[0];
+      const [a, b, c] = agent.freeSockets[pool];
+      assert.deepEqual(new Set([a, b, c]), new Set(held.map((r) => r.socket)));
+      // Someone destroys the oldest; in the same tick a request comes: core
+      // drops destroyed sockets from the front and takes the newest.
+      a.destroy(new Error('injected'));
+      const pending = request(server.url(), { agent });
+      assert.deepEqual(agent.freeSockets[pool], [b]);
+      const result = await pending;
+      assert.equal(result.socket, c);
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(agent.errorSocketCount, 1);
+      assert.equal(agent.getCurrentStatus().freeSockets[pool], 2);
+      assert.equal(uncaught, undefined);
+    });
+
+    it('the last free socket destroyed with an error as a request takes the pool', async () => {
+      agent = createAgent(protocol);
+      const first = await request(server.url(), { agent });
+      first.socket.destroy(new Error('injected'));
+      const second = await request(server.url(), { agent });
+      assert.notEqual(second.socket, first.socket);
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(agent.errorSocketCount, 1);
+      assert.equal(uncaught, undefined);
+    });
+
     it('an error on an active socket reaches the request', async () => {
       agent = createAgent(protocol);
       const err = await request(server.url('/cut'), { agent }).then(
