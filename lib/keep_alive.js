@@ -184,7 +184,7 @@ function keepAlive(Base, { name, getName: naming }) {
     static #onTimeout() { this[kAgent].#socketTimedOut(this); }
     static #onError(err) { this[kAgent].#socketErrored(this, err); }
     static #onEnd() { this[kAgent].#socketEnded(this); }
-    static #onClose(hadError) { this[kAgent].#socketClosed(this, hadError); }
+    static #onClose() { this[kAgent].#socketClosed(this); }
     static #onData() {
       // Core (since 22.x) guards idle sockets itself; on older versions a
       // server writing to an idle connection would poison the next response.
@@ -372,13 +372,11 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#evict(socket, 'closed by the server');
     }
 
-    #socketClosed(socket, hadError) {
+    #socketClosed(socket) {
       this.#counters.socketClosed();
-      // A clean close of an idle socket is the server's doing (Node 22+ turns
-      // the server's FIN on an idle socket into a close without 'end'). A
-      // close after an error (a reset, or someone's destroy(err)) teaches
-      // nothing: one network blip must not turn keep-alive off for an origin.
-      if (socket[kIdleSince] !== 0 && !hadError) this.#learnServerIdleLimit(socket);
+      // Node 22+ turns the server's FIN on an idle socket into a close
+      // without 'end'; a reset comes as an error, then a close.
+      if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
     }
 
