@@ -1,0 +1,56 @@
+'use strict';
+
+// Drives a client's get(cb) at a fixed concurrency for a fixed number of
+// requests. The loop is bounded by the count, and a watchdog fails the run if
+// no request completes for STALL_MS, so a wedged agent cannot hang a benchmark.
+const STALL_MS = 30000;
+
+/**
+ * Sends `total` requests, `concurrency` in flight. Resolves with
+ * { completed, errors, firstError } once every request has finished.
+ */
+function runLoad(get, total, concurrency) {
+  return new Promise((resolve, reject) => {
+    let started = 0;
+    let completed = 0;
+    let errors = 0;
+    let firstError = null;
+    let lastCompleted = -1;
+
+    const watchdog = setInterval(() => {
+      if (completed === lastCompleted) {
+        clearInterval(watchdog);
+        reject(new Error(`load stalled: ${completed}/${total} completed, none in ${STALL_MS} ms`));
+      }
+      lastCompleted = completed;
+    }, STALL_MS);
+
+    function onDone(err, status) {
+      if (err || status !== 200) {
+        errors++;
+        if (!firstError) firstError = err || new Error(`status ${status}`);
+      }
+      completed++;
+      if (started < total) {
+        started++;
+        get(onDone);
+      } else if (completed === total) {
+        clearInterval(watchdog);
+        resolve({ completed, errors, firstError });
+      }
+    }
+
+    const initial = Math.min(concurrency, total);
+    if (initial === 0) {
+      clearInterval(watchdog);
+      resolve({ completed: 0, errors: 0, firstError: null });
+      return;
+    }
+    for (let i = 0; i < initial; i++) {
+      started++;
+      get(onDone);
+    }
+  });
+}
+
+module.exports = { runLoad };

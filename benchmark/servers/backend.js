@@ -1,0 +1,72 @@
+'use strict';
+
+// The origin server: answers every request with a short body, optionally
+// after a delay, and counts the connections it accepts (and, over TLS, how
+// many of them resumed a session) so a benchmark can tell how many sockets an
+// agent opened.
+//
+// Options: { protocol: 'http' | 'https', delay: ms, keepAliveTimeout: ms }
+const http = require('node:http');
+const https = require('node:https');
+const { readOptions, answerCalls, reportListening } = require('./child');
+
+const options = readOptions();
+const protocol = options.protocol || 'http';
+const delay = Number(options.delay) || 0;
+const BODY = Buffer.from('hello world\n');
+const HEADERS = { 'content-type': 'text/plain', 'content-length': BODY.length };
+
+let stats = { connections: 0, resumed: 0, requests: 0 };
+const open = new Set();
+
+function respond(res) {
+  res.writeHead(200, HEADERS);
+  res.end(BODY);
+}
+
+// The body (if any) is read to the end before answering, as a real handler
+// would: the Nagle scenario depends on it.
+function onRequest(req, res) {
+  stats.requests++;
+  req.on('end', () => {
+    if (delay > 0) setTimeout(respond, delay, res);
+    else respond(res);
+  });
+  req.resume();
+}
+
+let server;
+if (protocol === 'https') {
+  const { key, cert } = require('../lib/tls');
+  server = https.createServer({ key, cert }, onRequest);
+  server.on('secureConnection', (socket) => {
+    stats.connections++;
+    if (socket.isSessionReused()) stats.resumed++;
+  });
+} else {
+  server = http.createServer(onRequest);
+  server.on('connection', () => {
+    stats.connections++;
+  });
+}
+server.on('connection', (socket) => {
+  open.add(socket);
+  socket.once('close', () => open.delete(socket));
+});
+if (options.keepAliveTimeout != null) server.keepAliveTimeout = options.keepAliveTimeout;
+
+answerCalls({
+  stats: () => ({ ...stats, open: open.size }),
+  reset: () => {
+    const previous = { ...stats, open: open.size };
+    stats = { connections: 0, resumed: 0, requests: 0 };
+    return previous;
+  },
+  // Closes the connections it holds, so the next agent starts from nothing.
+  dropConnections: () => {
+    for (const socket of open) socket.destroy();
+    return open.size;
+  },
+});
+
+server.listen(0, '127.0.0.1', () => reportListening(server.address().port));
