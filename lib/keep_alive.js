@@ -41,6 +41,18 @@ const kConnected = Symbol('steady-agent.connected');
 const kCountedRequest = Symbol('steady-agent.countedRequest'); // the last request counted as finished
 
 /**
+ * The Keep-Alive response header from raw headers: `res.headers` would build
+ * the whole headers object for one field the caller may never have read.
+ */
+function keepAliveHeader(rawHeaders) {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i];
+    if (name.length === 10 && name.toLowerCase() === 'keep-alive') return rawHeaders[i + 1];
+  }
+  return undefined;
+}
+
+/**
  * Builds a keep-alive agent class over `Base` (http.Agent or https.Agent).
  * @param {typeof import('http').Agent} Base
  * @param {{ name: string, getName?: (agent: object, options: object) => string }} spec
@@ -173,10 +185,22 @@ function keepAlive(Base, { name, getName: naming }) {
       else socket[kConnected] = true;
       socket.on('timeout', KeepAliveAgent.#onTimeout);
       socket.on('error', KeepAliveAgent.#onError);
-      socket.on('end', KeepAliveAgent.#onEnd);
-      socket.on('data', KeepAliveAgent.#onData);
       socket.on('close', KeepAliveAgent.#onClose);
       socket.once('agentRemove', KeepAliveAgent.#onAgentRemove);
+    }
+
+    // 'end' and 'data' matter only while the socket idles in the pool, where
+    // core's own listeners for them are gone: ours are then the only ones.
+    // While a request runs, core's are alone again, and every chunk it reads
+    // goes to a single listener.
+    static #watchIdle(socket) {
+      socket.on('end', KeepAliveAgent.#onEnd);
+      socket.on('data', KeepAliveAgent.#onData);
+    }
+
+    static #unwatchIdle(socket) {
+      socket.removeListener('end', KeepAliveAgent.#onEnd);
+      socket.removeListener('data', KeepAliveAgent.#onData);
     }
 
     // Listeners shared by all sockets; `this` is the socket.
@@ -188,7 +212,7 @@ function keepAlive(Base, { name, getName: naming }) {
     static #onData() {
       // Core (since 22.x) guards idle sockets itself; on older versions a
       // server writing to an idle connection would poison the next response.
-      if (this[kIdleSince] !== 0) this[kAgent].#evict(this, 'unexpected data while idle');
+      this[kAgent].#evict(this, 'unexpected data while idle');
     }
 
     // The socket leaves the agent (an HTTP upgrade): the new owner handles it
@@ -198,8 +222,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
       this.removeListener('error', KeepAliveAgent.#onError);
-      this.removeListener('end', KeepAliveAgent.#onEnd);
-      this.removeListener('data', KeepAliveAgent.#onData);
+      KeepAliveAgent.#unwatchIdle(this);
     }
 
     // ---- active -> free, or straight to a queued request ---------------------
@@ -238,7 +261,7 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #readServerHint(socket, res) {
-      const hint = res != null ? parseKeepAlive(res.headers['keep-alive']) : null;
+      const hint = res != null ? parseKeepAlive(keepAliveHeader(res.rawHeaders)) : null;
       if (hint === null) {
         socket[kServerTimeout] = undefined;
         return;
@@ -270,6 +293,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (armed > 0 && armed < timeout) socket.setTimeout(0);
       socket[kIdleSince] = now;
       socket[kFreeDeadline] = now + timeout;
+      KeepAliveAgent.#watchIdle(socket);
       if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
       if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
       return true;
@@ -321,7 +345,10 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #activate(socket) {
-      socket[kIdleSince] = 0;
+      if (socket[kIdleSince] !== 0) {
+        socket[kIdleSince] = 0;
+        KeepAliveAgent.#unwatchIdle(socket);
+      }
       socket[SOCKET_REQUEST_COUNT]++;
       socket[kRequestsLeft]--;
       this.#setActiveTimeout(socket);
@@ -367,7 +394,6 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #socketEnded(socket) {
-      if (socket[kIdleSince] === 0) return;
       this.#learnServerIdleLimit(socket);
       this.#evict(socket, 'closed by the server');
     }
