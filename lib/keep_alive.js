@@ -279,7 +279,7 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     keepSocketAlive(socket) {
-      if (!super.keepSocketAlive(socket)) return false;
+      if (!super.keepSocketAlive(socket) && !this.#coreVetoedOnlyTheHint(socket)) return false;
       const now = Date.now();
       const timeout = this.#freeTimeout(socket, now);
       if (timeout <= 0) {
@@ -316,6 +316,21 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#evict(socket, 'free socket timeout');
       }
       return next;
+    }
+
+    /**
+     * Node 20 (and 22 before `agentKeepAliveTimeoutBuffer`) refuse a socket
+     * whose `Keep-Alive: timeout=N` is within their fixed 1 s buffer, after
+     * doing the rest of their work (keep-alive probes, unref, timer). Where
+     * that was the only reason, `serverTimeoutMargin` decides instead. Newer
+     * Node takes our margin as its buffer, and then agrees with us.
+     */
+    #coreVetoedOnlyTheHint(socket) {
+      if (this.agentKeepAliveTimeoutBuffer !== undefined) return false;
+      const res = socket._httpMessage?.res;
+      if (res == null) return false;
+      const match = /^timeout=(\d+)/.exec(keepAliveHeader(res.rawHeaders) ?? '');
+      return match !== null && Number(match[1]) * 1000 <= 1000;
     }
 
     /** How long the socket may stay idle: the smallest of every limit we know. */
