@@ -39,17 +39,22 @@ const kServerTimeout = Symbol('steady-agent.serverTimeout'); // ms, from Keep-Al
 const kClosedByAgent = Symbol('steady-agent.closedByAgent'); // we closed it: not a server close to learn from
 const kConnected = Symbol('steady-agent.connected');
 const kCountedRequest = Symbol('steady-agent.countedRequest'); // the last request counted as finished
+const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
 
 /**
  * The Keep-Alive response header from raw headers: `res.headers` would build
  * the whole headers object for one field the caller may never have read.
  */
 function keepAliveHeader(rawHeaders) {
+  let value;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i];
-    if (name.length === 10 && name.toLowerCase() === 'keep-alive') return rawHeaders[i + 1];
+    if (name.length === 10 && name.toLowerCase() === 'keep-alive') {
+      // A header sent on several lines is one list, as res.headers joins it.
+      value = value === undefined ? rawHeaders[i + 1] : `${value}, ${rawHeaders[i + 1]}`;
+    }
   }
-  return undefined;
+  return value;
 }
 
 /**
@@ -293,6 +298,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (armed > 0 && armed < timeout) socket.setTimeout(0);
       socket[kIdleSince] = now;
       socket[kFreeDeadline] = now + timeout;
+      socket[kBytesReadWhenFreed] = socket.bytesRead;
       KeepAliveAgent.#watchIdle(socket);
       if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
       if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
@@ -424,6 +430,9 @@ function keepAlive(Base, { name, getName: naming }) {
     /** The server closed a socket that sat idle in our pool: remember how long it sat. */
     #learnServerIdleLimit(socket) {
       if (!this.#config.learnServerTimeout || socket[kClosedByAgent]) return;
+      // Bytes from the server while idle (Node 22+ core destroys the socket
+      // on them) say the server misbehaved, not when it closes idle sockets.
+      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return;
       socket[kClosedByAgent] = true; // learn once per socket
       const idle = Date.now() - socket[kIdleSince];
       this.#serverIdleLimits.record(socket[kPool], idle);
