@@ -123,7 +123,8 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #unusable(socket, now) {
       if (socket.destroyed || !socket.writable) return 'closed';
-      if (socket.readableEnded) return 'closed by the server';
+      // EOF: an 'end' while idle evicts the socket at once (#socketEnded);
+      // an EOF still queued behind unread bytes shows as readableLength.
       if (socket.readableLength > 0) return 'unread data from the server';
       if (now !== 0 && now - socket[SOCKET_CREATED_TIME] >= this.#config.socketActiveTTL) return 'socketActiveTTL expired';
       return null;
@@ -525,15 +526,4 @@ function keepAlive(Base, { name, getName: naming }) {
   return KeepAliveAgent;
 }
 
-/**
- * How long a free socket may stay idle, as computed when it entered the pool
- * (the smallest of every limit the agent knows); undefined for a socket that
- * is not free. For tests and diagnostics: the socket's own timer does not
- * show it, because free sockets expire through the agent's sweeper.
- */
-function freeTimeoutOf(socket) {
-  const since = socket[kIdleSince];
-  return since ? socket[kFreeDeadline] - since : undefined;
-}
-
-module.exports = { keepAlive, freeTimeoutOf };
+module.exports = { keepAlive };

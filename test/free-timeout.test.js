@@ -3,7 +3,7 @@
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
 const { PROTOCOLS, createAgent } = require('./support/agents');
-const { createServer } = require('./support/servers');
+const { createServer, createRawServer, onRequests, rawResponse } = require('./support/servers');
 const { request, waitFor, delay } = require('./support/request');
 
 for (const protocol of PROTOCOLS) {
@@ -107,3 +107,25 @@ for (const protocol of PROTOCOLS) {
     });
   });
 }
+
+describe('free-socket timeout without any limit', () => {
+  let server;
+  let agent;
+  before(async () => {
+    // Announces only `max`, no timeout, and never closes an idle connection.
+    server = await createRawServer((socket) => {
+      onRequests(socket, () => socket.write(rawResponse('ok', { 'Keep-Alive': 'max=50' })));
+    });
+  });
+  after(() => server.close());
+  afterEach(() => agent.destroy());
+
+  it('freeSocketTimeout: 0 and no server timeout: the idle socket stays, past the active timeout', async () => {
+    agent = createAgent('http:', { freeSocketTimeout: 0, timeout: 100 });
+    const first = await request(server.url(), { agent });
+    await delay(250);
+    const second = await request(server.url(), { agent });
+    assert.equal(second.socket, first.socket);
+    assert.equal(agent.timeoutSocketCount, 0);
+  });
+});

@@ -1,0 +1,85 @@
+'use strict';
+
+// Debug logging: `DEBUG=steady-agent` logs each socket transition through the
+// `debug` package, and nothing is logged while it is off.
+const assert = require('node:assert/strict');
+const { format } = require('node:util');
+const createDebug = require('debug');
+const { createAgent } = require('./support/agents');
+const { createHttpServer, createRawServer, onRequests, rawResponse } = require('./support/servers');
+const { request, waitFor } = require('./support/request');
+
+describe('debug logging', () => {
+  let lines;
+  let originalLog;
+  let agent;
+  const servers = [];
+  beforeEach(() => {
+    lines = [];
+    originalLog = createDebug.log;
+    createDebug.log = (...args) => lines.push(format(...args));
+  });
+  afterEach(async () => {
+    createDebug.disable();
+    createDebug.log = originalLog;
+    if (agent) agent.destroy();
+    for (const server of servers.splice(0)) await server.close();
+  });
+  const logged = (pattern) => lines.some((line) => pattern.test(line));
+
+  it('logs nothing while disabled', async () => {
+    const server = await createHttpServer();
+    servers.push(server);
+    agent = createAgent('http:');
+    await request(server.url(), { agent });
+    await request(server.url(), { agent });
+    assert.deepEqual(lines, []);
+  });
+
+  it('logs creation, free, reuse, a timeout the request handles, an error and the close', async () => {
+    createDebug.enable('steady-agent');
+    let hold;
+    const server = await createHttpServer((req, res) => {
+      if (req.url === '/hold') hold = res;
+      else res.end('ok');
+    });
+    servers.push(server);
+    agent = createAgent('http:', { timeout: 100 });
+    const first = await request(server.url(), { agent });
+    await new Promise((resolve, reject) => {
+      const req = require('node:http').get(server.url('/hold'), { agent }, (res) => res.resume().on('end', resolve));
+      req.on('timeout', () => hold.end('late'));
+      req.on('error', reject);
+    });
+    first.socket.destroy(new Error('injected'));
+    await waitFor(() => agent.closeSocketCount === 1);
+    const name = /sock\[0#127\.0\.0\.1:\d+:\]/.source;
+    assert.ok(logged(new RegExp(`steady-agent ${name} created`)), lines.join('\n'));
+    assert.ok(logged(new RegExp(`${name} free, closes after 4000 ms idle`)));
+    assert.ok(logged(new RegExp(`${name} reused for request 2`)));
+    assert.ok(logged(new RegExp(`${name} timed out; the request handles it`)));
+    assert.ok(logged(new RegExp(`${name} error: Error injected`)));
+    assert.ok(logged(new RegExp(`${name} closed after 2 requests`)));
+  });
+
+  it('logs a server\'s idle close it learns, and a socket not kept because of the hint', async () => {
+    createDebug.enable('steady-agent');
+    // Answers /hint with `Keep-Alive: timeout=1`, others with no hint, and
+    // closes a connection idle for 50 ms.
+    const server = await createRawServer((socket) => {
+      let timer;
+      onRequests(socket, ({ path }) => {
+        clearTimeout(timer);
+        socket.write(rawResponse('ok', path === '/hint' ? { 'Keep-Alive': 'timeout=1' } : {}));
+        timer = setTimeout(() => socket.end(), 50);
+      });
+    });
+    servers.push(server);
+    agent = createAgent('http:');
+    await request(server.url('/'), { agent });
+    await waitFor(() => agent.closeSocketCount === 1);
+    assert.ok(logged(/closed by the server after \d+ ms idle/), lines.join('\n'));
+    await request(server.url('/hint'), { agent });
+    assert.ok(logged(/not kept: the server's idle limit is within the margin/), lines.join('\n'));
+  });
+});
