@@ -285,7 +285,10 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     keepSocketAlive(socket) {
-      if (!super.keepSocketAlive(socket) && !this.#coreVetoedOnlyTheHint(socket)) return false;
+      if (!super.keepSocketAlive(socket) && !this.#coreVetoedOnlyTheHint(socket)) {
+        if (debug.enabled) debug('%s not kept: core refused it (the server\'s hint, or a per-request TLS identity check)', socket[SOCKET_NAME]);
+        return false;
+      }
       const now = Date.now();
       const timeout = this.#freeTimeout(socket, now);
       if (timeout <= 0) {

@@ -80,6 +80,8 @@ describe('debug logging', () => {
     await waitFor(() => agent.closeSocketCount === 1);
     assert.ok(logged(/closed by the server after \d+ ms idle/), lines.join('\n'));
     await request(server.url('/hint'), { agent });
-    assert.ok(logged(/not kept: the server's idle limit is within the margin/), lines.join('\n'));
+    // Node 22+ takes the margin as its own buffer and refuses the socket
+    // itself; Node 18 and 20 leave the decision to the agent.
+    assert.ok(logged(/sock\[1#[^\]]+\] not kept: /), lines.join('\n'));
   });
 });
