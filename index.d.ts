@@ -13,25 +13,10 @@ declare class HttpAgent extends http.Agent {
 
   /** The normalised options: defaults applied, durations in milliseconds. */
   readonly options: Readonly<http.AgentOptions> & HttpAgent.ResolvedOptions;
-  /** True when a counter changed since `statusChanged` was last read. */
-  readonly statusChanged: boolean;
-  /** A snapshot of the counters and of the socket pools, per origin. */
-  getCurrentStatus(): HttpAgent.AgentStatus;
-
-  readonly createSocketCount: number;
-  readonly createSocketErrorCount: number;
-  readonly closeSocketCount: number;
-  readonly errorSocketCount: number;
-  readonly timeoutSocketCount: number;
-  readonly requestCount: number;
-
-  /** @deprecated Read `options.freeSocketTimeout` instead. */
-  readonly freeSocketKeepAliveTimeout: number;
-  /** @deprecated Read `options.timeout` instead. */
-  readonly timeout: number;
-  /** @deprecated Read `options.socketActiveTTL` instead. */
-  readonly socketActiveTTL: number;
 }
+
+// The status and deprecated members, shared with HttpsAgent.
+interface HttpAgent extends HttpAgent.KeepAliveMembers {}
 
 declare namespace HttpAgent {
   /** Milliseconds, or a humanized string such as `'30s'` or `'2m'`. */
@@ -103,8 +88,14 @@ declare namespace HttpAgent {
 
     /** The normalised options: defaults applied, durations in milliseconds. */
     readonly options: Readonly<https.AgentOptions> & ResolvedOptions;
+  }
+  interface HttpsAgent extends KeepAliveMembers {}
+
+  /** What both agents add to core's agent: status counters and deprecated getters. */
+  interface KeepAliveMembers {
     /** True when a counter changed since `statusChanged` was last read. */
     readonly statusChanged: boolean;
+    /** A snapshot of the counters and of the socket pools, per origin. */
     getCurrentStatus(): AgentStatus;
 
     readonly createSocketCount: number;
