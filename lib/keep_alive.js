@@ -11,7 +11,7 @@
 // super, so core's own checks (idle-socket data guard, TLS identity checks,
 // proxy support) keep working on every Node version.
 const debug = require('debug')('steady-agent');
-const { normalizeOptions } = require('./options');
+const { normalizeOptions, agentOptions } = require('./options');
 const { Counters } = require('./status');
 const { ServerIdleLimits } = require('./server_idle_limits');
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
@@ -75,6 +75,7 @@ function keepAlive(Base, { name, getName: naming }) {
     constructor(options) {
       const config = normalizeOptions(options);
       super(config);
+      this.options = agentOptions(this.options);
       this.#config = config;
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so

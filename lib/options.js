@@ -115,4 +115,30 @@ function normalizeOptions(input) {
   return Object.freeze(normalized);
 }
 
-module.exports = { normalizeOptions, duration, MAX_TIMER };
+// Options that core's agent reads only in its constructor, or never.
+const CONSTRUCTION_ONLY = new Set([
+  'keepAliveMsecs', 'freeSocketTimeout', 'socketActiveTTL', 'serverTimeoutMargin',
+  'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
+  'agentKeepAliveTimeoutBuffer',
+]);
+
+/**
+ * What `agent.options` becomes once core's constructor has read it. Core
+ * copies every own property of agent.options into each request's options (a
+ * copy of a dictionary-mode object: the cost grows with every key it holds,
+ * enumerable or not). So the new object holds as its own properties only
+ * what requests need, the keys of core's copy minus the construction-only
+ * ones, and reaches those (`agent.options.freeSocketTimeout`) through its
+ * prototype. Neither is frozen: a caller may still set a key, as on core's.
+ */
+function agentOptions(coreCopy) {
+  const constructionOnly = { __proto__: null };
+  const options = { __proto__: constructionOnly };
+  for (const key of Object.keys(coreCopy)) {
+    if (CONSTRUCTION_ONLY.has(key)) constructionOnly[key] = coreCopy[key];
+    else options[key] = coreCopy[key];
+  }
+  return options;
+}
+
+module.exports = { normalizeOptions, agentOptions, duration, MAX_TIMER };

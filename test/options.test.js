@@ -62,6 +62,20 @@ describe('options', () => {
         assert.equal(agent.options.localAddress, '127.0.0.1');
       });
 
+      it('keeps out of each request\'s options what only the agent reads', () => {
+        const agent = make(Agent, { freeSocketTimeout: '5s', maxSockets: 7, scheduling: 'fifo', localAddress: '127.0.0.1' });
+        // Core copies the own properties of agent.options into every request.
+        const perRequest = { __proto__: null, ...agent.options };
+        assert.deepEqual(Object.keys(perRequest).sort(), ['keepAlive', 'localAddress', 'noDelay', 'path', 'timeout']);
+        // The rest still reads as on agentkeepalive's agent.options.
+        assert.equal(agent.options.freeSocketTimeout, 5000);
+        assert.equal(agent.options.maxSockets, 7);
+        assert.equal(agent.options.scheduling, 'fifo');
+        assert.equal(agent.options.keepAliveMsecs, 1000);
+        assert.equal(agent.options.agentKeepAliveTimeoutBuffer, 1000);
+        assert.equal(agent.options.toString, undefined, 'no Object.prototype behind agent.options');
+      });
+
       it('never modifies the caller\'s options', () => {
         const options = Object.freeze({ freeSocketTimeout: '5s', timeout: 9000, maxSockets: 2, custom: 'x' });
         const agent = make(Agent, options);
