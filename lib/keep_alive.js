@@ -42,22 +42,6 @@ const kCountedRequest = Symbol('steady-agent.countedRequest'); // the last reque
 const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
 
 /**
- * The Keep-Alive response header from raw headers: `res.headers` would build
- * the whole headers object for one field the caller may never have read.
- */
-function keepAliveHeader(rawHeaders) {
-  let value;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name.length === 10 && name.toLowerCase() === 'keep-alive') {
-      // A header sent on several lines is one list, as res.headers joins it.
-      value = value === undefined ? rawHeaders[i + 1] : `${value}, ${rawHeaders[i + 1]}`;
-    }
-  }
-  return value;
-}
-
-/**
  * Builds a keep-alive agent class over `Base` (http.Agent or https.Agent).
  * @param {typeof import('http').Agent} Base
  * @param {{ name: string, getName?: (agent: object, options: object) => string }} spec
@@ -127,6 +111,10 @@ function keepAlive(Base, { name, getName: naming }) {
       // EOF: an 'end' while idle evicts the socket at once (#socketEnded);
       // an EOF still queued behind unread bytes shows as readableLength.
       if (socket.readableLength > 0) return 'unread data from the server';
+      // Bytes that came while the socket sat idle were read by no one. Node
+      // 22+ closes such a socket itself; on older versions the bytes would
+      // be lost, or taken for the next response.
+      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return 'unexpected data while idle';
       if (now !== 0 && now - socket[SOCKET_CREATED_TIME] >= this.#config.socketActiveTTL) return 'socketActiveTTL expired';
       return null;
     }
@@ -196,31 +184,11 @@ function keepAlive(Base, { name, getName: naming }) {
       socket.once('agentRemove', KeepAliveAgent.#onAgentRemove);
     }
 
-    // 'end' and 'data' matter only while the socket idles in the pool, where
-    // core's own listeners for them are gone: ours are then the only ones.
-    // While a request runs, core's are alone again, and every chunk it reads
-    // goes to a single listener.
-    static #watchIdle(socket) {
-      socket.on('end', KeepAliveAgent.#onEnd);
-      socket.on('data', KeepAliveAgent.#onData);
-    }
-
-    static #unwatchIdle(socket) {
-      socket.removeListener('end', KeepAliveAgent.#onEnd);
-      socket.removeListener('data', KeepAliveAgent.#onData);
-    }
-
     // Listeners shared by all sockets; `this` is the socket.
     static #onConnect() { this[kConnected] = true; }
     static #onTimeout() { this[kAgent].#socketTimedOut(this); }
     static #onError(err) { this[kAgent].#socketErrored(this, err); }
-    static #onEnd() { this[kAgent].#socketEnded(this); }
     static #onClose() { this[kAgent].#socketClosed(this); }
-    static #onData() {
-      // Core (since 22.x) guards idle sockets itself; on older versions a
-      // server writing to an idle connection would poison the next response.
-      this[kAgent].#evict(this, 'unexpected data while idle');
-    }
 
     // The socket leaves the agent (an HTTP upgrade): the new owner handles it
     // from now on. 'close' stays, so the socket still counts as closed.
@@ -229,7 +197,6 @@ function keepAlive(Base, { name, getName: naming }) {
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
       this.removeListener('error', KeepAliveAgent.#onError);
-      KeepAliveAgent.#unwatchIdle(this);
     }
 
     // ---- active -> free, or straight to a queued request ---------------------
@@ -244,31 +211,31 @@ function keepAlive(Base, { name, getName: naming }) {
         socket[kCountedRequest] = req;
         socket[SOCKET_REQUEST_FINISHED_COUNT]++;
         this.#counters.requestFinished();
-        this.#readServerHint(socket, req.res);
       }
-      if (!socket.writable) return; // core destroys it
+      // Otherwise core puts the socket in the pool (keepSocketAlive) or
+      // destroys it.
+      const queue = this.requests[socket[kPool]];
+      if (queue === undefined || queue.length === 0 || !socket.writable) return;
 
-      const reason = this.#retired(socket);
+      // Core hands the socket straight to the first queued request, without
+      // reuseSocket: it would keep the free timeout and reusedSocket false.
+      if (req != null) this.#readServerHint(socket, req.res);
+      const reason = this.#retired(socket, Date.now());
       if (reason !== null) {
-        // Core then sees an unwritable socket and destroys it; a queued
+        // Core then sees an unwritable socket and destroys it; the queued
         // request gets a new socket when this one closes.
         this.#close(socket, reason);
         return;
       }
-
-      const queue = this.requests[socket[kPool]];
-      if (queue !== undefined && queue.length > 0) {
-        // Core hands the socket straight to the first queued request, without
-        // reuseSocket: it would keep the free timeout and reusedSocket false.
-        const next = queue[0];
-        if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
-        if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) this.#activate(socket);
-        else this.#setActiveTimeout(socket);
-      }
+      const next = queue[0];
+      if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
+      if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) this.#activate(socket);
+      else this.#setActiveTimeout(socket);
     }
 
+    /** The server's Keep-Alive header (core has parsed the headers by now). */
     #readServerHint(socket, res) {
-      const hint = res != null ? parseKeepAlive(keepAliveHeader(res.rawHeaders)) : null;
+      const hint = res != null ? parseKeepAlive(res.headers['keep-alive']) : null;
       if (hint === null) {
         socket[kServerTimeout] = undefined;
         return;
@@ -278,10 +245,10 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     /** Why the socket must serve no further request, or null. */
-    #retired(socket) {
+    #retired(socket, now) {
       if (socket[kRequestsLeft] <= 0) return 'the server\'s Keep-Alive max reached';
       const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && Date.now() - socket[SOCKET_CREATED_TIME] >= ttl) return 'socketActiveTTL expired';
+      if (ttl > 0 && now - socket[SOCKET_CREATED_TIME] >= ttl) return 'socketActiveTTL expired';
       return null;
     }
 
@@ -290,7 +257,15 @@ function keepAlive(Base, { name, getName: naming }) {
         if (debug.enabled) debug('%s not kept: core refused it (the server\'s hint, or a per-request TLS identity check)', socket[SOCKET_NAME]);
         return false;
       }
+      this.#readServerHint(socket, socket._httpMessage?.res);
       const now = Date.now();
+      const reason = this.#retired(socket, now);
+      if (reason !== null) {
+        // Core destroys a socket it may not keep.
+        socket[kClosedByAgent] = true;
+        if (debug.enabled) debug('%s not kept: %s', socket[SOCKET_NAME], reason);
+        return false;
+      }
       const timeout = this.#freeTimeout(socket, now);
       if (timeout <= 0) {
         if (debug.enabled) debug('%s not kept: the server\'s idle limit is within the margin', socket[SOCKET_NAME]);
@@ -304,7 +279,6 @@ function keepAlive(Base, { name, getName: naming }) {
       socket[kIdleSince] = now;
       socket[kFreeDeadline] = now + timeout;
       socket[kBytesReadWhenFreed] = socket.bytesRead;
-      KeepAliveAgent.#watchIdle(socket);
       if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
       if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
       return true;
@@ -340,7 +314,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.agentKeepAliveTimeoutBuffer !== undefined) return false;
       const res = socket._httpMessage?.res;
       if (res == null) return false;
-      const match = /^timeout=(\d+)/.exec(keepAliveHeader(res.rawHeaders) ?? '');
+      const match = /^timeout=(\d+)/.exec(res.headers['keep-alive'] ?? '');
       return match !== null && Number(match[1]) * 1000 <= 1000;
     }
 
@@ -371,10 +345,7 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #activate(socket) {
-      if (socket[kIdleSince] !== 0) {
-        socket[kIdleSince] = 0;
-        KeepAliveAgent.#unwatchIdle(socket);
-      }
+      socket[kIdleSince] = 0;
       socket[SOCKET_REQUEST_COUNT]++;
       socket[kRequestsLeft]--;
       this.#setActiveTimeout(socket);
@@ -419,15 +390,10 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket[kIdleSince] !== 0) this.#removeFromPool(socket);
     }
 
-    #socketEnded(socket) {
-      this.#learnServerIdleLimit(socket);
-      this.#evict(socket, 'closed by the server');
-    }
-
     #socketClosed(socket) {
       this.#counters.socketClosed();
-      // Node 22+ turns the server's FIN on an idle socket into a close
-      // without 'end'; a reset comes as an error, then a close.
+      // A socket that closes while idle in the pool was closed by the server
+      // (a FIN, or a reset: an error, then a close), unless we closed it.
       if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
     }
