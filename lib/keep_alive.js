@@ -38,8 +38,25 @@ const kRequestsLeft = Symbol('steady-agent.requestsLeft'); // requests the serve
 const kServerTimeout = Symbol('steady-agent.serverTimeout'); // ms, from Keep-Alive timeout
 const kClosedByAgent = Symbol('steady-agent.closedByAgent'); // we closed it: not a server close to learn from
 const kConnected = Symbol('steady-agent.connected');
-const kCountedRequest = Symbol('steady-agent.countedRequest'); // the last request counted as finished
 const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
+
+/**
+ * The Keep-Alive response header, from the raw headers: on a socket handed
+ * straight to a queued request nothing has built `res.headers` yet, and the
+ * whole object would be built for this one field.
+ */
+function keepAliveHeader(res) {
+  const raw = res.rawHeaders;
+  let value;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 10 && (name === 'Keep-Alive' || name.toLowerCase() === 'keep-alive')) {
+      // A header sent on several lines is one list, as res.headers joins it.
+      value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
+    }
+  }
+  return value;
+}
 
 /**
  * Builds a keep-alive agent class over `Base` (http.Agent or https.Agent).
@@ -160,7 +177,6 @@ function keepAlive(Base, { name, getName: naming }) {
       socket[kServerTimeout] = undefined;
       socket[kClosedByAgent] = false;
       socket[kConnected] = false;
-      socket[kCountedRequest] = null;
       socket[SOCKET_NAME] = `sock[${this[CREATE_ID]()}#${pool}]`;
       socket[SOCKET_CREATED_TIME] = Date.now();
       socket[SOCKET_REQUEST_COUNT] = 1;
@@ -206,9 +222,11 @@ function keepAlive(Base, { name, getName: naming }) {
     #socketFreed(socket) {
       const req = socket._httpMessage;
       // A 'free' without a finished request: a fresh socket core made for a
-      // queued request, or a request aborted before it ran.
-      if (req != null && socket[kCountedRequest] !== req) {
-        socket[kCountedRequest] = req;
+      // queued request, or a request aborted before it ran. Each request is
+      // counted once, by number: holding on to the request object until the
+      // socket's next one would keep it, its response and their buffers
+      // alive through garbage collections.
+      if (req != null && socket[SOCKET_REQUEST_FINISHED_COUNT] < socket[SOCKET_REQUEST_COUNT]) {
         socket[SOCKET_REQUEST_FINISHED_COUNT]++;
         this.#counters.requestFinished();
       }
@@ -220,7 +238,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // Core hands the socket straight to the first queued request, without
       // reuseSocket: it would keep the free timeout and reusedSocket false.
       if (req != null) this.#readServerHint(socket, req.res);
-      const reason = this.#retired(socket, Date.now());
+      const reason = this.#retired(socket);
       if (reason !== null) {
         // Core then sees an unwritable socket and destroys it; the queued
         // request gets a new socket when this one closes.
@@ -233,9 +251,9 @@ function keepAlive(Base, { name, getName: naming }) {
       else this.#setActiveTimeout(socket);
     }
 
-    /** The server's Keep-Alive header (core has parsed the headers by now). */
+    /** The server's Keep-Alive header on the response the socket just served. */
     #readServerHint(socket, res) {
-      const hint = res != null ? parseKeepAlive(res.headers['keep-alive']) : null;
+      const hint = res != null ? parseKeepAlive(keepAliveHeader(res)) : null;
       if (hint === null) {
         socket[kServerTimeout] = undefined;
         return;
@@ -245,10 +263,10 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     /** Why the socket must serve no further request, or null. */
-    #retired(socket, now) {
+    #retired(socket, now = 0) {
       if (socket[kRequestsLeft] <= 0) return 'the server\'s Keep-Alive max reached';
       const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && now - socket[SOCKET_CREATED_TIME] >= ttl) return 'socketActiveTTL expired';
+      if (ttl > 0 && (now || Date.now()) - socket[SOCKET_CREATED_TIME] >= ttl) return 'socketActiveTTL expired';
       return null;
     }
 
@@ -314,7 +332,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.agentKeepAliveTimeoutBuffer !== undefined) return false;
       const res = socket._httpMessage?.res;
       if (res == null) return false;
-      const match = /^timeout=(\d+)/.exec(res.headers['keep-alive'] ?? '');
+      const match = /^timeout=(\d+)/.exec(keepAliveHeader(res) ?? '');
       return match !== null && Number(match[1]) * 1000 <= 1000;
     }
 
