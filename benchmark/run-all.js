@@ -11,9 +11,13 @@ const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { commandLine, MD_FILE, JSON_FILE } = require('./lib/results');
 
-const SCENARIOS = ['proxy', 'client-cost', 'https-cost', 'nagle', 'race', 'axios-latency'];
-// A scenario still running after this long is killed (its servers exit with it).
-const SCENARIO_TIMEOUT_S = Number(process.env.BENCH_SCENARIO_TIMEOUT) || 600;
+const SCENARIOS = ['proxy', 'client-cost', 'https-cost', 'instructions', 'nagle', 'race', 'axios-latency'];
+// A scenario still running after this long is killed (its servers exit with
+// it). instructions.js runs every agent under valgrind, two runs of minutes
+// each per agent and protocol, so it gets longer than the rest.
+const DEFAULT_TIMEOUT_S = 600;
+const TIMEOUTS_S = { instructions: 3600 };
+const timeoutFor = (name) => Number(process.env.BENCH_SCENARIO_TIMEOUT) || TIMEOUTS_S[name] || DEFAULT_TIMEOUT_S;
 
 function selected() {
   const only = process.env.BENCH_SCENARIOS;
@@ -27,10 +31,11 @@ function selected() {
 function runScenario(name, env) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [path.join(__dirname, `${name}.js`)], { stdio: 'inherit', env });
+    const timeout = timeoutFor(name);
     const timer = setTimeout(() => {
-      console.error(`${name}: still running after ${SCENARIO_TIMEOUT_S} s, killing it`);
+      console.error(`${name}: still running after ${timeout} s, killing it`);
       child.kill('SIGTERM');
-    }, SCENARIO_TIMEOUT_S * 1000);
+    }, timeout * 1000);
     const stop = () => child.kill('SIGTERM');
     process.once('exit', stop);
     child.once('exit', (code, signal) => {
