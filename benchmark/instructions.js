@@ -106,6 +106,11 @@ function countInstructions(clientOptions) {
     '--tool=callgrind',
     '--callgrind-out-file=/dev/null',
     process.execPath,
+    // No V8 background threads: concurrent compilation and GC finishing at
+    // different moments made identical runs differ by about 1.4%; on one
+    // thread they agree within 0.02%. The same work is counted, on the
+    // main thread.
+    '--single-threaded',
     __filename,
     '--client',
     JSON.stringify(clientOptions),
@@ -258,7 +263,7 @@ async function main() {
     tables,
     notes: [
       'Counts are user-space instructions of the client process, all threads included (valgrind runs them one at a time); work in the kernel (syscalls, TCP, loopback) is not counted, and neither is the backend.',
-      'Instruction totals are deterministic within about ±1% (the order in which responses arrive still varies a little); the per-request figure, a difference of two totals, repeats within a few percent, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.',
+      'The client runs with --single-threaded (no V8 background threads): two identical runs then agree within about 0.02% (1.4% with background threads), so the per-request figure, a difference of two totals, repeats within about 1%, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.',
       `Agents without keep-alive run a tenth of the requests (warm-up ${Math.round(warmup * NO_KEEPALIVE_SCALE)}, N=${Math.round(a * NO_KEEPALIVE_SCALE)} and ${Math.round(b * NO_KEEPALIVE_SCALE)}): each request opens a connection (and over TLS does a handshake), which under valgrind takes long; the per-request figures are comparable.`,
       'Instructions are not time: a cache miss or a syscall costs more than an add. The figure ranks the work each agent does in JavaScript and native user space per request.',
       `Reproduce: \`${commandLine(['node', 'benchmark/instructions.js'])}\` (needs valgrind, and minutes: a client under valgrind runs some 50 times slower than without).`,

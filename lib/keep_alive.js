@@ -125,8 +125,9 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #unusable(socket, now) {
       if (socket.destroyed || !socket.writable) return 'closed';
-      // EOF: an 'end' while idle evicts the socket at once (#socketEnded);
-      // an EOF still queued behind unread bytes shows as readableLength.
+      // EOF: the server's FIN ends our side too, so the socket is no longer
+      // writable (above); an EOF still queued behind unread bytes shows as
+      // readableLength.
       if (socket.readableLength > 0) return 'unread data from the server';
       // Bytes that came while the socket sat idle were read by no one. Node
       // 22+ closes such a socket itself; on older versions the bytes would
