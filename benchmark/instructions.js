@@ -14,7 +14,7 @@
 //   BENCH_IC_A=500 BENCH_IC_B=2500 node benchmark/instructions.js
 const { spawn, spawnSync } = require('node:child_process');
 const { candidates, createClient, findCandidate } = require('./lib/agents');
-const { startServer, runMain } = require('./lib/processes');
+const { startServer, runMain, track } = require('./lib/processes');
 const { runLoad } = require('./lib/load');
 const { fixed, count, envNumber } = require('./lib/stats');
 const { printTable } = require('./lib/table');
@@ -62,23 +62,6 @@ async function runClient(options) {
 // ---------------------------------------------------------------------------
 // The parent: a backend, then two valgrind runs per agent.
 
-// The valgrind runs in progress, killed when this process exits for any
-// reason (processes.js turns SIGINT and SIGTERM into an exit) or a run fails.
-const children = new Set();
-
-function killChildren() {
-  for (const child of children) {
-    try {
-      child.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  children.clear();
-}
-
-process.once('exit', killChildren);
-
 /** Why valgrind cannot be used, or null when it can. */
 function valgrindMissing() {
   const probe = spawnSync(VALGRIND, ['--version'], { encoding: 'utf8' });
@@ -117,18 +100,15 @@ function countInstructions(clientOptions) {
   ];
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(VALGRIND, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.add(child);
+    // Tracked: killed if this process exits, and stopped by runMain when the
+    // scenario fails (the other run of a pair would count on for a minute).
+    const child = track(spawn(VALGRIND, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk; });
     child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
-    child.once('error', (err) => {
-      children.delete(child);
-      reject(err);
-    });
+    child.once('error', reject);
     child.once('close', (code, signal) => {
-      children.delete(child);
       const what = `${clientOptions.agent} (${clientOptions.protocol}, ${clientOptions.requests} requests)`;
       const tail = () => stderr.trim().split('\n').slice(-15).join('\n');
       if (code !== 0) {
@@ -167,18 +147,11 @@ function countsFor(candidate, { warmup, a, b }) {
 async function measure(candidate, { protocol, port, ...counts }) {
   const { warmup, a, b } = countsFor(candidate, counts);
   const base = { agent: candidate.id, protocol, port, warmup, concurrency: CONCURRENCY };
-  let runA;
-  let runB;
-  try {
-    [runA, runB] = await Promise.all([
-      countInstructions({ ...base, requests: a }),
-      countInstructions({ ...base, requests: b }),
-    ]);
-  } catch (err) {
-    // Do not leave the other run counting for another minute.
-    killChildren();
-    throw err;
-  }
+  // A failed run fails the scenario; runMain then stops the other run.
+  const [runA, runB] = await Promise.all([
+    countInstructions({ ...base, requests: a }),
+    countInstructions({ ...base, requests: b }),
+  ]);
   const errors = runA.result.errors + runB.result.errors;
   if (errors) {
     const firstError = runA.result.firstError || runB.result.firstError;

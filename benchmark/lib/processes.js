@@ -26,6 +26,16 @@ function killAll() {
 }
 
 process.once('exit', killAll);
+
+/**
+ * Makes `child` one of the processes stopped by stopAll() (so by runMain when
+ * the scenario ends or fails) and killed if this process exits first.
+ */
+function track(child) {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
     killAll();
@@ -44,8 +54,7 @@ function startServer(name, options = {}) {
     // Flags meant for the measured process (--cpu-prof, --inspect) stay off the servers.
     execArgv: [],
   });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  track(child);
 
   let nextId = 1;
   const pending = new Map();
@@ -132,7 +141,7 @@ function stopChild(child) {
   });
 }
 
-/** Stops every server still running. */
+/** Stops every tracked process (servers, and any others given to track()) still running. */
 function stopAll() {
   return Promise.all([...running].map(stopChild));
 }
@@ -150,4 +159,4 @@ function runMain(main) {
     .finally(() => stopAll());
 }
 
-module.exports = { startServer, stopAll, runMain };
+module.exports = { startServer, stopAll, runMain, track };
