@@ -54,13 +54,17 @@ declare namespace HttpAgent {
   interface HttpOptions extends Omit<http.AgentOptions, DurationFields>, KeepAliveOptions {}
   interface HttpsOptions extends Omit<https.AgentOptions, DurationFields>, KeepAliveOptions {}
 
-  /** What `agent.options` holds for the keep-alive settings once normalised. */
+  /**
+   * What `agent.options` holds for the keep-alive settings once normalised.
+   * `timeout`, `freeSocketTimeout` and `socketActiveTTL` may be written:
+   * the next socket that goes active or free uses the new value.
+   */
   interface ResolvedOptions {
     readonly keepAlive: boolean;
     readonly keepAliveMsecs: number;
-    readonly freeSocketTimeout: number;
-    readonly timeout: number;
-    readonly socketActiveTTL: number;
+    freeSocketTimeout: number;
+    timeout: number;
+    socketActiveTTL: number;
     readonly serverTimeoutMargin: number;
     readonly learnServerTimeout: boolean;
   }
@@ -78,8 +82,6 @@ declare namespace HttpAgent {
     sockets: Record<string, number>;
     /** Queued requests per origin. */
     requests: Record<string, number>;
-    /** Idle limits (ms) announced or learned per origin. */
-    serverIdleTimeouts: Record<string, number>;
   }
 
   /** The keep-alive behaviour over `https.Agent`; instances are `https.Agent`s. */
@@ -95,15 +97,25 @@ declare namespace HttpAgent {
   interface KeepAliveMembers {
     /** True when a counter changed since `statusChanged` was last read. */
     readonly statusChanged: boolean;
-    /** A snapshot of the counters and of the socket pools, per origin. */
+    /** A snapshot of the counters and of the socket pools, per origin: agentkeepalive's keys. */
     getCurrentStatus(): AgentStatus;
+    /** The idle limits (ms) learned per origin: a new object on each read. */
+    readonly serverIdleTimeouts: Record<string, number>;
 
-    readonly createSocketCount: number;
-    readonly createSocketErrorCount: number;
-    readonly closeSocketCount: number;
-    readonly errorSocketCount: number;
-    readonly timeoutSocketCount: number;
-    readonly requestCount: number;
+    /** Plain counters, as agentkeepalive's: a monitoring loop may reset them. */
+    createSocketCount: number;
+    createSocketErrorCount: number;
+    closeSocketCount: number;
+    errorSocketCount: number;
+    timeoutSocketCount: number;
+    requestCount: number;
+    /** The counters' values at the last read of `statusChanged`. */
+    createSocketCountLastCheck: number;
+    createSocketErrorCountLastCheck: number;
+    closeSocketCountLastCheck: number;
+    errorSocketCountLastCheck: number;
+    timeoutSocketCountLastCheck: number;
+    requestCountLastCheck: number;
 
     /** @deprecated Read `options.freeSocketTimeout` instead. */
     readonly freeSocketKeepAliveTimeout: number;

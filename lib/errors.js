@@ -7,17 +7,22 @@ function show(value) {
   return inspect(value, { depth: 1, breakLength: Infinity, maxStringLength: 80 });
 }
 
-/** A socket serving a request was idle for `timeout` ms and the caller had no 'timeout' listener. */
+/**
+ * A socket serving a request was idle for `timeout` ms and the caller had no
+ * 'timeout' listener. The message is agentkeepalive's, word for word: code in
+ * the wild compares it. The details are properties.
+ */
 class SocketTimeoutError extends Error {
   constructor(timeout, socketName) {
-    super(`Socket timeout after ${timeout}ms, socket ${socketName || 'unknown'} was idle while serving a request`);
+    super('Socket timeout');
     this.name = 'SocketTimeoutError';
     this.code = 'ERR_SOCKET_TIMEOUT';
     this.timeout = timeout;
+    this.socketName = socketName;
   }
 }
 
-/** The agent was destroyed while the request was in flight or queued. */
+/** The agent was destroyed while the request was queued behind maxSockets, never sent. */
 class AgentDestroyedError extends Error {
   constructor() {
     super('The agent was destroyed before the request completed');

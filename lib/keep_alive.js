@@ -12,11 +12,12 @@
 // proxy support) keep working on every Node version.
 const debug = require('debug')('steady-agent');
 const { normalizeOptions, agentOptions } = require('./options');
-const { Counters } = require('./status');
+const { statusSnapshot, takeStatusChanged } = require('./status');
 const { ServerIdleLimits } = require('./server_idle_limits');
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
 const { parseKeepAlive } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
+const { MAX_TIMER } = require('./options');
 const { warnDeprecated } = require('./deprecate');
 const {
   CURRENT_ID,
@@ -39,6 +40,9 @@ const kServerTimeout = Symbol('steady-agent.serverTimeout'); // ms, from Keep-Al
 const kClosedByAgent = Symbol('steady-agent.closedByAgent'); // we closed it: not a server close to learn from
 const kConnected = Symbol('steady-agent.connected');
 const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
+// The queued request a socket was handed to on 'free'; it may be aborted
+// before it takes the socket, and then the socket served nothing new.
+const kHandedTo = Symbol('steady-agent.handedTo');
 
 /**
  * The Keep-Alive response header, from the raw headers: on a socket handed
@@ -58,6 +62,16 @@ function keepAliveHeader(res) {
   return value;
 }
 
+/** The options a direct createConnection call names its socket's pool by, in any argument form. */
+function connectionOptions(args) {
+  const [port, host] = args;
+  const given = args.find((arg) => arg !== null && typeof arg === 'object') ?? {};
+  const options = { ...given };
+  if (typeof port === 'number') options.port = port;
+  if (typeof host === 'string') options.host = host;
+  return options;
+}
+
 /**
  * Builds a keep-alive agent class over `Base` (http.Agent or https.Agent).
  * @param {typeof import('http').Agent} Base
@@ -67,17 +81,35 @@ function keepAliveHeader(res) {
 function keepAlive(Base, { name, getName: naming }) {
   class KeepAliveAgent extends Base {
     #config;
-    #counters = new Counters();
     #serverIdleLimits = new ServerIdleLimits();
     #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
+    // Set while core's createSocket runs, until its createConnection call
+    // (see createSocket).
+    #creating = null;
+
+    // agentkeepalive's counters: plain numbers a monitoring loop may reset.
+    createSocketCount = 0;
+    createSocketErrorCount = 0;
+    closeSocketCount = 0;
+    errorSocketCount = 0;
+    timeoutSocketCount = 0;
+    requestCount = 0;
+    createSocketCountLastCheck = 0;
+    createSocketErrorCountLastCheck = 0;
+    closeSocketCountLastCheck = 0;
+    errorSocketCountLastCheck = 0;
+    timeoutSocketCountLastCheck = 0;
+    requestCountLastCheck = 0;
 
     constructor(options) {
       const config = normalizeOptions(options);
       super(config);
-      this.options = agentOptions(this.options);
-      this.#config = config;
+      // Our own settings; freeSocketTimeout and socketActiveTTL change when
+      // the caller writes them to agent.options.
+      this.#config = { ...config };
+      this.options = agentOptions(this.options, this.#config);
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so
       // that we see the pool and the queue as core is about to change them.
@@ -139,26 +171,47 @@ function keepAlive(Base, { name, getName: naming }) {
 
     // ---- created -------------------------------------------------------------
 
-    createConnection(options, callback) {
-      // A createConnection that answers through the callback (a proxy tunnel)
-      // gets its socket initialised there; one that returns it, here.
-      const done = (err, socket) => {
-        if (!err && socket) this[INIT_SOCKET](socket, options);
-        callback(err, socket);
-      };
+    // Core's createSocket is where a connection becomes one of the pool's
+    // sockets: it calls createConnection, then hands core's listeners and the
+    // request the socket that will serve it (for a proxy tunnel, the tunnelled
+    // socket, through the callback, not the one returned). That socket, and
+    // only that one, is initialised and counted here.
+    createSocket(req, options, callback) {
+      const creation = { options };
+      this.#creating = creation;
+      try {
+        super.createSocket(req, options, (err, socket) => {
+          if (err) this.#socketCreateFailed();
+          else this[INIT_SOCKET](socket, creation.options);
+          callback(err, socket);
+        });
+      } finally {
+        this.#creating = null;
+      }
+    }
+
+    // Every argument form core's accepts, `(options[, callback])` and https's
+    // `(port[, host][, options][, callback])`, goes through unchanged.
+    createConnection(...args) {
+      const creation = this.#creating;
+      this.#creating = null;
       let socket;
       try {
-        socket = super.createConnection(options, typeof callback === 'function' ? done : callback);
+        socket = super.createConnection(...args);
       } catch (err) {
         // TLS options that make no secure context (a wrong pfx passphrase)
         // throw here, to the caller of http.request, as with core's agent.
         // Core has made the pool's entry in `sockets` already and never
         // removes it after a throw.
-        const pool = options._agentKey;
+        const pool = args[0]?._agentKey;
         if (pool !== undefined && this.sockets[pool]?.length === 0) delete this.sockets[pool];
         throw err;
       }
-      if (socket) this[INIT_SOCKET](socket, options);
+      // Called by core's createSocket (the merged options name the pool), or
+      // directly by the caller: then the socket is initialised here, as
+      // agentkeepalive does.
+      if (creation !== null) creation.options = args[0];
+      else if (socket) this[INIT_SOCKET](socket, connectionOptions(args));
       return socket;
     }
 
@@ -171,6 +224,7 @@ function keepAlive(Base, { name, getName: naming }) {
     [INIT_SOCKET](socket, options) {
       if (socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
+      socket[kHandedTo] = null;
       socket[kAgent] = this;
       socket[kPool] = pool;
       socket[kIdleSince] = 0;
@@ -186,7 +240,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // Node 24.15, and a request written in two pieces then waits for the
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
-      this.#counters.socketCreated();
+      this.createSocketCount++;
       KeepAliveAgent.#watch(socket);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
@@ -222,6 +276,18 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #socketFreed(socket) {
       const req = socket._httpMessage;
+      const handedTo = socket[kHandedTo];
+      if (handedTo !== null) {
+        socket[kHandedTo] = null;
+        // Handed to a queued request that was aborted before it took the
+        // socket: core frees it again, with the previous request still
+        // attached. That request was counted already, and the aborted one
+        // spent no slot of the server's Keep-Alive max.
+        if (handedTo !== req) {
+          socket[SOCKET_REQUEST_COUNT]--;
+          socket[kRequestsLeft]++;
+        }
+      }
       // A 'free' without a finished request: a fresh socket core made for a
       // queued request, or a request aborted before it ran. Each request is
       // counted once, by number: holding on to the request object until the
@@ -229,7 +295,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // alive through garbage collections.
       if (req != null && socket[SOCKET_REQUEST_FINISHED_COUNT] < socket[SOCKET_REQUEST_COUNT]) {
         socket[SOCKET_REQUEST_FINISHED_COUNT]++;
-        this.#counters.requestFinished();
+        this.requestCount++;
       }
       // Otherwise core puts the socket in the pool (keepSocketAlive) or
       // destroys it.
@@ -248,8 +314,12 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       const next = queue[0];
       if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
-      if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) this.#activate(socket);
-      else this.#setActiveTimeout(socket);
+      if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) {
+        socket[kHandedTo] = next;
+        this.#activate(socket);
+      } else {
+        this.#setActiveTimeout(socket);
+      }
     }
 
     /** The server's Keep-Alive header on the response the socket just served. */
@@ -315,10 +385,7 @@ function keepAlive(Base, { name, getName: naming }) {
           else if (deadline < next) next = deadline;
         }
       }
-      for (const socket of expired) {
-        this.#counters.socketTimedOut();
-        this.#evict(socket, 'free socket timeout');
-      }
+      for (const socket of expired) this.#freeSocketTimedOut(socket);
       return next;
     }
 
@@ -372,18 +439,39 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #setActiveTimeout(socket) {
-      const timeout = this.#config.timeout;
+      const timeout = this.#activeTimeout();
       if (socket.timeout !== timeout) socket.setTimeout(timeout);
+    }
+
+    // agent.options.timeout, read where a socket is armed: core reads it there
+    // too, and a caller may have changed it since construction.
+    #activeTimeout() {
+      const timeout = this.options.timeout;
+      if (typeof timeout !== 'number' || !(timeout >= 0)) return this.#config.timeout;
+      return timeout > MAX_TIMER ? MAX_TIMER : timeout;
     }
 
     // ---- expiry and close ------------------------------------------------------
 
+    /**
+     * A free socket reached its deadline. As agentkeepalive's, it emits
+     * 'timeout' once it has left the pool and can no longer be written, so a
+     * listener sees what agentkeepalive shows it; our own listener sees a
+     * socket we closed and lets it be.
+     */
+    #freeSocketTimedOut(socket) {
+      this.timeoutSocketCount++;
+      this.#evict(socket, 'free socket timeout');
+      socket.emit('timeout');
+    }
+
     #socketTimedOut(socket) {
-      this.#counters.socketTimedOut();
+      if (socket[kClosedByAgent]) return;
       if (socket[kIdleSince] !== 0) {
-        this.#evict(socket, 'free socket timeout');
+        this.#freeSocketTimedOut(socket);
         return;
       }
+      this.timeoutSocketCount++;
       // The caller listening for 'timeout' on its request decides itself. The
       // request's listeners are all the caller's: core adds its own to the
       // socket, never to the request.
@@ -398,19 +486,31 @@ function keepAlive(Base, { name, getName: naming }) {
       socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
     }
 
+    #socketCreateFailed() {
+      this.createSocketErrorCount++;
+    }
+
     #socketErrored(socket, err) {
-      // destroy() is a shutdown, not a socket failure.
-      if (err instanceof AgentDestroyedError) return;
-      if (socket[kConnected]) this.#counters.socketErrored();
-      else this.#counters.socketCreateFailed();
+      if (socket[kConnected]) this.errorSocketCount++;
+      else this.#socketCreateFailed();
       if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
       // An error on a free socket is counted and ends it; it never reaches the
       // process. Core's listener destroys the socket; take it out of the pool now.
-      if (socket[kIdleSince] !== 0) this.#removeFromPool(socket);
+      if (socket[kIdleSince] !== 0) {
+        this.#removeFromPool(socket);
+        return;
+      }
+      // Anywhere else, counting must hide nothing: with no other listener
+      // (no request attached, or one taken off by the caller), the error is
+      // the caller's, as it would be without the agent. So does agentkeepalive.
+      if (socket.listenerCount('error') === 1) {
+        socket.removeListener('error', KeepAliveAgent.#onError);
+        socket.emit('error', err);
+      }
     }
 
     #socketClosed(socket) {
-      this.#counters.socketClosed();
+      this.closeSocketCount++;
       // A socket that closes while idle in the pool was closed by the server
       // (a FIN, or a reset: an error, then a close), unless we closed it.
       if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket);
@@ -453,9 +553,12 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     /**
-     * Closes every socket. Requests in flight and requests queued behind
-     * maxSockets fail with ERR_AGENT_DESTROYED. As with core's agent, a request
-     * made afterwards opens a new socket.
+     * Closes every socket, as core's agent does: a request still waiting for
+     * its response fails with 'socket hang up' (ECONNRESET); one whose
+     * response has arrived sees no request error (a body cut short shows on
+     * the response). Requests queued behind maxSockets, never sent, fail with
+     * ERR_AGENT_DESTROYED, where core's agent would leave them hanging. As
+     * with core's agent, a request made afterwards opens a new socket.
      */
     destroy() {
       const queued = this.requests;
@@ -464,14 +567,10 @@ function keepAlive(Base, { name, getName: naming }) {
         delete queued[pool];
         for (const req of requests) req.onSocket(null, new AgentDestroyedError());
       }
-      for (const pool of Object.keys(this.sockets)) {
-        for (const socket of this.sockets[pool]) {
-          socket[kClosedByAgent] = true;
-          socket.destroy(new AgentDestroyedError());
+      for (const map of [this.sockets, this.freeSockets]) {
+        for (const pool of Object.keys(map)) {
+          for (const socket of map[pool]) socket[kClosedByAgent] = true;
         }
-      }
-      for (const pool of Object.keys(this.freeSockets)) {
-        for (const socket of this.freeSockets[pool]) socket[kClosedByAgent] = true;
       }
       super.destroy();
       this.#sweeper.stop();
@@ -480,18 +579,13 @@ function keepAlive(Base, { name, getName: naming }) {
     // ---- status ------------------------------------------------------------------
 
     /** True when a counter changed since the last read of statusChanged. */
-    get statusChanged() { return this.#counters.takeChanged(); }
+    get statusChanged() { return takeStatusChanged(this); }
 
-    getCurrentStatus() {
-      return this.#counters.snapshot(this, this.#serverIdleLimits.toJSON());
-    }
+    /** agentkeepalive's status object, with its keys exactly. */
+    getCurrentStatus() { return statusSnapshot(this); }
 
-    get createSocketCount() { return this.#counters.createSocketCount; }
-    get createSocketErrorCount() { return this.#counters.createSocketErrorCount; }
-    get closeSocketCount() { return this.#counters.closeSocketCount; }
-    get errorSocketCount() { return this.#counters.errorSocketCount; }
-    get timeoutSocketCount() { return this.#counters.timeoutSocketCount; }
-    get requestCount() { return this.#counters.requestCount; }
+    /** The learned idle limits, `{ origin: ms }`: a new object on each read. */
+    get serverIdleTimeouts() { return this.#serverIdleLimits.toJSON(); }
 
     // ---- deprecated (agentkeepalive 4.x) -------------------------------------------
 
@@ -502,7 +596,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     get timeout() {
       warnDeprecated('getTimeout');
-      return this.#config.timeout;
+      return this.#activeTimeout();
     }
 
     get socketActiveTTL() {

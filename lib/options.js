@@ -49,20 +49,11 @@ function count(name, value, min, hint = '') {
   return value;
 }
 
-function scheduling(value) {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') throw new InvalidOptionTypeError('scheduling', '\'fifo\' or \'lifo\'', value);
-  if (value !== 'fifo' && value !== 'lifo') {
-    throw new InvalidOptionValueError('scheduling', '\'fifo\' or \'lifo\'', value);
-  }
-  return value;
-}
-
 // Options this module owns; everything else passes through to http(s).Agent.
 const OWN = new Set([
   'keepAlive', 'keepAliveMsecs', 'freeSocketTimeout', 'timeout', 'socketActiveTTL',
   'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets',
-  'maxTotalSockets', 'scheduling', 'keepAliveTimeout', 'freeSocketKeepAliveTimeout',
+  'keepAliveTimeout', 'freeSocketKeepAliveTimeout',
 ]);
 
 /**
@@ -89,7 +80,9 @@ function normalizeOptions(input) {
   }
 
   normalized.keepAlive = boolean('keepAlive', input.keepAlive) ?? true;
-  normalized.keepAliveMsecs = duration('keepAliveMsecs', input.keepAliveMsecs) ?? 1000;
+  // The initial delay of TCP keep-alive probes, not a timer: any non-negative
+  // number goes, as with core's agent (which is given Infinity in its tests).
+  normalized.keepAliveMsecs = duration('keepAliveMsecs', input.keepAliveMsecs, { max: Infinity }) ?? 1000;
   normalized.freeSocketTimeout = freeSocketTimeout;
   // The default never exceeds the largest timer, even for a freeSocketTimeout of days.
   normalized.timeout = duration('timeout', input.timeout) ?? Math.min(Math.max(freeSocketTimeout * 2, 8000), MAX_TIMER);
@@ -102,10 +95,8 @@ function normalizeOptions(input) {
   const maxFreeSockets = count('maxFreeSockets', input.maxFreeSockets, 1,
     ' (to keep no idle sockets, set keepAlive: false)');
   if (maxFreeSockets !== undefined) normalized.maxFreeSockets = maxFreeSockets;
-  const maxTotalSockets = count('maxTotalSockets', input.maxTotalSockets, 1);
-  if (maxTotalSockets !== undefined) normalized.maxTotalSockets = maxTotalSockets;
-  const order = scheduling(input.scheduling);
-  if (order !== undefined) normalized.scheduling = order;
+  // maxTotalSockets and scheduling pass through: core's constructor validates
+  // them, and code written for core's agent expects core's error classes.
 
   // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
   // buffer; keep it in step with ours.
@@ -117,10 +108,18 @@ function normalizeOptions(input) {
 
 // Options that core's agent reads only in its constructor, or never.
 const CONSTRUCTION_ONLY = new Set([
-  'keepAliveMsecs', 'freeSocketTimeout', 'socketActiveTTL', 'serverTimeoutMargin',
+  'keepAliveMsecs', 'serverTimeoutMargin',
   'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
   'agentKeepAliveTimeoutBuffer',
 ]);
+
+// Options read again each time a socket goes free or active: a write to
+// `agent.options.<name>` after construction governs the next socket, as in
+// agentkeepalive. Validated on write, like the constructor's.
+const LIVE = Object.freeze({
+  freeSocketTimeout: (value) => duration('freeSocketTimeout', value) ?? 4000,
+  socketActiveTTL: (value) => duration('socketActiveTTL', value, { max: Number.MAX_SAFE_INTEGER }) ?? 0,
+});
 
 /**
  * What `agent.options` becomes once core's constructor has read it. Core
@@ -130,13 +129,27 @@ const CONSTRUCTION_ONLY = new Set([
  * what requests need, the keys of core's copy minus the construction-only
  * ones, and reaches those (`agent.options.freeSocketTimeout`) through its
  * prototype. Neither is frozen: a caller may still set a key, as on core's.
+ * `timeout` is an own property that the agent reads where it arms a socket;
+ * the LIVE ones are accessors on the prototype over `config`, the agent's
+ * own settings.
  */
-function agentOptions(coreCopy) {
+function agentOptions(coreCopy, config) {
   const constructionOnly = { __proto__: null };
   const options = { __proto__: constructionOnly };
   for (const key of Object.keys(coreCopy)) {
-    if (CONSTRUCTION_ONLY.has(key)) constructionOnly[key] = coreCopy[key];
-    else options[key] = coreCopy[key];
+    if (Object.hasOwn(LIVE, key)) {
+      const parse = LIVE[key];
+      Object.defineProperty(constructionOnly, key, {
+        get() { return config[key]; },
+        set(value) { config[key] = parse(value); },
+        enumerable: true,
+        configurable: true,
+      });
+    } else if (CONSTRUCTION_ONLY.has(key)) {
+      constructionOnly[key] = coreCopy[key];
+    } else {
+      options[key] = coreCopy[key];
+    }
   }
   return options;
 }

@@ -1,6 +1,19 @@
 'use strict';
 
-// The agent's counters and the status snapshot built from them.
+// The agent's status: agentkeepalive's counters and the snapshot built from
+// them. The counters are plain writable numbers on the agent, as in
+// agentkeepalive: a monitoring loop may reset them (`agent.requestCount = 0`),
+// and statusChanged compares each with its `<name>LastCheck` twin, so a
+// change made after the reset is still reported.
+
+const COUNTERS = Object.freeze([
+  'createSocketCount',
+  'createSocketErrorCount',
+  'closeSocketCount',
+  'errorSocketCount',
+  'timeoutSocketCount',
+  'requestCount',
+]);
 
 /** `{ name: count }` from one of the agent's name -> array maps. */
 function countEach(map) {
@@ -9,46 +22,32 @@ function countEach(map) {
   return counts;
 }
 
-class Counters {
-  createSocketCount = 0;
-  createSocketErrorCount = 0;
-  closeSocketCount = 0;
-  errorSocketCount = 0;
-  timeoutSocketCount = 0;
-  requestCount = 0;
-  // Bumped on every change; statusChanged compares it with the last read.
-  #version = 0;
-  #readVersion = 0;
-
-  socketCreated() { this.createSocketCount++; this.#version++; }
-  socketCreateFailed() { this.createSocketErrorCount++; this.#version++; }
-  socketClosed() { this.closeSocketCount++; this.#version++; }
-  socketErrored() { this.errorSocketCount++; this.#version++; }
-  socketTimedOut() { this.timeoutSocketCount++; this.#version++; }
-  requestFinished() { this.requestCount++; this.#version++; }
-
-  /** True when a counter changed since the last call; the call marks them read. */
-  takeChanged() {
-    const changed = this.#version !== this.#readVersion;
-    this.#readVersion = this.#version;
-    return changed;
+/** True when a counter changed since the last call; the call marks them read. */
+function takeStatusChanged(agent) {
+  let changed = false;
+  for (const name of COUNTERS) {
+    const last = `${name}LastCheck`;
+    if (agent[name] !== agent[last]) {
+      changed = true;
+      agent[last] = agent[name];
+    }
   }
-
-  /** The status object of getCurrentStatus(). */
-  snapshot(agent, serverIdleTimeouts) {
-    return {
-      createSocketCount: this.createSocketCount,
-      createSocketErrorCount: this.createSocketErrorCount,
-      closeSocketCount: this.closeSocketCount,
-      errorSocketCount: this.errorSocketCount,
-      timeoutSocketCount: this.timeoutSocketCount,
-      requestCount: this.requestCount,
-      freeSockets: countEach(agent.freeSockets),
-      sockets: countEach(agent.sockets),
-      requests: countEach(agent.requests),
-      serverIdleTimeouts,
-    };
-  }
+  return changed;
 }
 
-module.exports = { Counters };
+/** The object getCurrentStatus() returns: agentkeepalive's keys, exactly. */
+function statusSnapshot(agent) {
+  return {
+    createSocketCount: agent.createSocketCount,
+    createSocketErrorCount: agent.createSocketErrorCount,
+    closeSocketCount: agent.closeSocketCount,
+    errorSocketCount: agent.errorSocketCount,
+    timeoutSocketCount: agent.timeoutSocketCount,
+    requestCount: agent.requestCount,
+    freeSockets: countEach(agent.freeSockets),
+    sockets: countEach(agent.sockets),
+    requests: countEach(agent.requests),
+  };
+}
+
+module.exports = { COUNTERS, takeStatusChanged, statusSnapshot };

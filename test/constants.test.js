@@ -114,10 +114,14 @@ describe('constants', () => {
         assert.equal(socket[constants.SOCKET_NAME], `sock[0#127.0.0.1:${server.port}:]`);
         assert.equal(agent.createSocketCount, 1);
         // Already connected: an error now is an error of a working socket.
+        // The caller listens, so the agent only counts it.
+        const seen = [];
+        socket.on('error', (err) => seen.push(err.message));
         socket.destroy(new Error('boom'));
         await waitFor(() => agent.closeSocketCount === 1);
         assert.equal(agent.errorSocketCount, 1);
         assert.equal(agent.createSocketErrorCount, 0);
+        assert.deepEqual(seen, ['boom']);
       } finally {
         socket.destroy();
         agent.destroy();

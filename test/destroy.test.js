@@ -1,8 +1,10 @@
 'use strict';
 
-// agent.destroy(): every socket closes, free or active; requests in flight
-// and requests queued behind maxSockets fail with ERR_AGENT_DESTROYED; and, as
-// with Node's own agent, a request made afterwards opens a new socket.
+// agent.destroy(): every socket closes, free or active, as with Node's own
+// agent: a request still waiting for its response fails with 'socket hang up',
+// one whose response arrived sees no request error. Requests queued behind
+// maxSockets (never sent) fail with ERR_AGENT_DESTROYED. As with Node's
+// agent, a request made afterwards opens a new socket.
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const https = require('node:https');
@@ -23,6 +25,12 @@ async function failure(promise) {
     if (err instanceof assert.AssertionError) throw err;
     return err;
   }
+}
+
+/** What core's agent gives a request whose socket it destroys before the response. */
+function assertHangUp(err) {
+  assert.equal(err.code, 'ECONNRESET', `${err.code}: ${err.message}`);
+  assert.equal(err.message, 'socket hang up');
 }
 
 function assertDestroyedError(err) {
@@ -72,7 +80,7 @@ for (const protocol of ['http:', 'https:']) {
       server = null;
     });
 
-    it('closes every socket, free and active, and fails the requests in flight', async () => {
+    it('closes every socket, free and active; requests in flight fail with \'socket hang up\'', async () => {
       const agent = newAgent();
       // Three sockets, all free once these answer.
       await Promise.all([1, 2, 3].map((i) => request(server.url(`/${i}`), { agent })));
@@ -88,7 +96,7 @@ for (const protocol of ['http:', 'https:']) {
       agent.destroy();
 
       const errors = await Promise.all(inFlight.map(failure));
-      errors.forEach(assertDestroyedError);
+      errors.forEach(assertHangUp);
       // The server sees every connection close, the free one included.
       await waitFor(() => server.connections.size === 0);
       await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
@@ -103,16 +111,17 @@ for (const protocol of ['http:', 'https:']) {
       assert.deepEqual([after.sockets, after.freeSockets, after.requests], [{}, {}, {}]);
     });
 
-    it('fails requests queued behind maxSockets with ERR_AGENT_DESTROYED', async () => {
+    it('fails requests queued behind maxSockets with ERR_AGENT_DESTROYED, the one sent with \'socket hang up\'', async () => {
       const agent = newAgent({ maxSockets: 1 });
-      const first = request(server.url('/hang'), { agent });
-      const queued = [1, 2, 3].map((i) => request(server.url(`/${i}`), { agent }));
+      const first = failure(request(server.url('/hang'), { agent }));
+      const queued = [1, 2, 3].map((i) => failure(request(server.url(`/${i}`), { agent })));
       await waitFor(() => hanging.length === 1);
       assert.equal(sum(agent.getCurrentStatus().requests), 3, 'queued requests');
 
       agent.destroy();
 
-      const errors = await Promise.all([first, ...queued].map(failure));
+      assertHangUp(await first);
+      const errors = await Promise.all(queued);
       errors.forEach(assertDestroyedError);
       assert.deepEqual(Object.keys(agent.requests), [], 'nothing left queued');
       await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
@@ -123,41 +132,87 @@ for (const protocol of ['http:', 'https:']) {
       await waitFor(() => server.connections.size === 0);
     });
 
-    it('fails requests whose connection is still being made', async () => {
+    it('fails requests whose connection is still being made as Node\'s agent does', async () => {
+      async function destroyWhileConnecting(agent) {
+        const pending = [request(server.url('/1'), { agent }), request(server.url('/2'), { agent })].map(failure);
+        assert.equal(sum(Object.fromEntries(Object.entries(agent.sockets).map(([k, v]) => [k, v.length]))), 2, 'sockets connecting');
+        agent.destroy();
+        const errors = await Promise.all(pending);
+        return errors.map((err) => `${err.code}: ${err.message}`);
+      }
+      const core = protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, ...tlsClientOptions })
+        : new http.Agent({ keepAlive: true });
+      agents.push(core);
+      const expected = await destroyWhileConnecting(core);
+      assert.deepEqual(expected, ['ECONNRESET: socket hang up', 'ECONNRESET: socket hang up']);
+
       const agent = newAgent();
-      const pending = [request(server.url('/1'), { agent }), request(server.url('/2'), { agent })];
-      assert.equal(sum(agent.getCurrentStatus().sockets), 2, 'sockets connecting');
-
-      agent.destroy();
-
-      const errors = await Promise.all(pending.map(failure));
-      errors.forEach(assertDestroyedError);
+      assert.deepEqual(await destroyWhileConnecting(agent), expected);
       await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
       assert.equal(agent.createSocketCount, 2);
       assert.deepEqual(Object.keys(agent.sockets), []);
       await waitFor(() => server.connections.size === 0);
     });
 
-    it('fails a request whose response is still arriving; its body never ends', async () => {
+    it('cuts a response body short without a request error, as Node\'s agent does', async () => {
+      async function destroyMidBody(agent) {
+        const events = [];
+        const req = (protocol === 'https:' ? https : http).get(server.url('/half'), { agent });
+        const closed = new Promise((resolve) => req.on('close', resolve));
+        req.on('error', (err) => events.push(`request error ${err.code}`));
+        const res = await new Promise((resolve) => req.on('response', resolve));
+        const resClosed = new Promise((resolve) => res.on('close', resolve));
+        res.on('data', () => events.push('data'));
+        res.on('end', () => events.push('end'));
+        res.on('aborted', () => events.push('aborted'));
+        res.on('error', (err) => events.push(`response error ${err.code}`));
+        await waitFor(() => events.includes('data'));
+        agent.destroy();
+        await Promise.all([closed, resClosed]);
+        return events;
+      }
+      const core = protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, ...tlsClientOptions })
+        : new http.Agent({ keepAlive: true });
+      agents.push(core);
+      const expected = await destroyMidBody(core);
       const agent = newAgent();
-      const events = [];
-      const req = (protocol === 'https:' ? https : http).get(server.url('/half'), { agent });
-      const closed = new Promise((resolve) => req.on('close', resolve));
-      req.on('error', (err) => events.push(`request error ${err.code}`));
-      const response = new Promise((resolve) => req.on('response', resolve));
-      const res = await response;
-      res.on('data', () => events.push('data'));
-      res.on('end', () => events.push('end'));
-      res.on('error', () => events.push('response error'));
-      await waitFor(() => events.includes('data'));
-
-      agent.destroy();
-
-      await closed;
-      await waitFor(() => events.includes('response error'));
+      const events = await destroyMidBody(agent);
+      assert.deepEqual(events, expected);
       assert.ok(!events.includes('end'), `a cut body must not end: ${events.join(', ')}`);
-      assert.ok(events.includes('request error ERR_AGENT_DESTROYED'), events.join(', '));
+      assert.ok(!events.some((e) => e.startsWith('request error')), events.join(', '));
+      assert.ok(events.includes('aborted'), events.join(', '));
       await waitFor(() => agent.closeSocketCount === agent.createSocketCount);
+    });
+
+    it('may be called from a response handler of a request with no \'error\' listener', async () => {
+      const agent = newAgent();
+      const uncaught = [];
+      const onUncaught = (err) => uncaught.push(err);
+      process.prependListener('uncaughtException', onUncaught);
+      try {
+        const body = await new Promise((resolve, reject) => {
+          // No 'error' listener on the request, as in Node's own tests.
+          (protocol === 'https:' ? https : http).get(server.url('/done'), { agent }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk) => { text += chunk; });
+            res.on('end', () => {
+              agent.destroy();
+              resolve(text);
+            });
+            res.on('error', reject);
+          });
+        });
+        assert.equal(body, 'ok /done');
+        await waitFor(() => agent.closeSocketCount === 1);
+        // A turn of the event loop for any late error to surface.
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual(uncaught, []);
+      } finally {
+        process.removeListener('uncaughtException', onUncaught);
+      }
     });
 
     it('is harmless when called again, or on an agent that never connected', async () => {

@@ -39,11 +39,28 @@ for (const protocol of PROTOCOLS) {
       assert.equal(status.timeoutSocketCount, 1);
       assert.equal(status.errorSocketCount, 0, 'closed quietly');
       // A server-side close would be learned; our own timeout is not.
-      assert.deepEqual(status.serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
 
       const second = await request(server.url(), { agent });
       assert.notEqual(second.socket, socket);
       assert.equal(second.reusedSocket, false);
+    });
+
+    it('emits \'timeout\' on the socket once it has left the pool, counted once (as agentkeepalive)', async () => {
+      agent = createAgent(protocol, { freeSocketTimeout: 100 });
+      const first = await request(server.url(), { agent });
+      const socket = first.socket;
+      const seen = [];
+      socket.on('timeout', () => {
+        seen.push({
+          writable: socket.writable,
+          inPool: Object.values(agent.freeSockets).some((list) => list.includes(socket)),
+        });
+      });
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.deepEqual(seen, [{ writable: false, inPool: false }]);
+      assert.equal(agent.timeoutSocketCount, 1);
+      assert.equal(agent.errorSocketCount, 0);
     });
 
     it('a free timeout longer than the active timeout is honoured', async () => {

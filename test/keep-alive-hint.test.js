@@ -136,7 +136,7 @@ for (const protocol of PROTOCOLS) {
       assert.equal(status.errorSocketCount, 0);
       assert.equal(res.socket.destroyed, true);
       // Our own close teaches nothing about the server.
-      assert.deepEqual(status.serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
     }
 
     it('timeout=1 with the default 1000 ms margin: the socket is not kept', async () => {

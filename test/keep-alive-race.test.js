@@ -108,8 +108,8 @@ for (const protocol of PROTOCOLS) {
       const first = await request(server.url('/'), { agent });
       assert.equal(first.body, 'ok');
       await waitFor(() => server.connections[0].closed && first.socket.destroyed);
-      await waitFor(() => Object.keys(agent.getCurrentStatus().serverIdleTimeouts).length === 1);
-      const [learned] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
+      await waitFor(() => Object.keys(agent.serverIdleTimeouts).length === 1);
+      const [learned] = Object.values(agent.serverIdleTimeouts);
       assert.ok(learned > MARGIN && learned <= Date.now() - started, `learned ${learned} ms`);
       assert.equal(server.closedBy('server'), 1);
 

@@ -6,6 +6,8 @@
 // humanized strings ('30s'). The caller's options object is only read.
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
+const http = require('node:http');
+const https = require('node:https');
 const path = require('node:path');
 const { HttpAgent, HttpsAgent } = require('../');
 const { createServer, tlsClientOptions } = require('./support/servers');
@@ -38,6 +40,12 @@ const TIMER_DURATION = {
   ...DURATION,
   [OUT_OF_RANGE]: [RangeError, [bad(MAX_TIMER + 1, String(MAX_TIMER + 1)), bad('25d', '25d'), bad('1000y', '1000y')]],
 };
+// keepAliveMsecs is the delay before TCP keep-alive probes, not a timer: any
+// non-negative number, Infinity included, as core's agent takes it.
+const PROBE_DELAY = {
+  ...DURATION,
+  [INFINITE]: [RangeError, [bad(-Infinity, '-Infinity')]],
+};
 const LONG_DURATION = {
   ...DURATION,
   [OUT_OF_RANGE]: [RangeError, [bad(Number.MAX_SAFE_INTEGER + 2, String(Number.MAX_SAFE_INTEGER + 2))]],
@@ -54,17 +62,10 @@ const COUNT = {
   [NOT_A_NUMBER]: [RangeError, [bad(NaN, 'NaN')]],
   [OUT_OF_RANGE]: [RangeError, [bad(0, '0'), bad(1.5, '1.5')]],
 };
-const SCHEDULING = {
-  [WRONG_TYPE]: [TypeError, [bad(1, '1'), bad(true, 'true'), bad({}, '{}')]],
-  [NEGATIVE]: [TypeError, [bad(-1, '-1')]],
-  [NOT_A_NUMBER]: [TypeError, [bad(NaN, 'NaN')]],
-  [INFINITE]: [TypeError, [bad(Infinity, 'Infinity')]],
-  [OUT_OF_RANGE]: [RangeError, [bad('random', 'random'), bad('FIFO', 'FIFO')]],
-};
 
 const OPTIONS = {
   keepAlive: BOOLEAN,
-  keepAliveMsecs: TIMER_DURATION,
+  keepAliveMsecs: PROBE_DELAY,
   freeSocketTimeout: TIMER_DURATION,
   timeout: TIMER_DURATION,
   socketActiveTTL: LONG_DURATION,
@@ -72,8 +73,6 @@ const OPTIONS = {
   learnServerTimeout: BOOLEAN,
   maxSockets: COUNT,
   maxFreeSockets: COUNT,
-  maxTotalSockets: COUNT,
-  scheduling: SCHEDULING,
   // Deprecated aliases of freeSocketTimeout: validated like it, and before
   // the deprecation warning (which --throw-deprecation would turn into the
   // error seen here).
@@ -105,6 +104,52 @@ function runNode(script, flags = ['--throw-deprecation']) {
   return new Promise((resolve) => {
     execFile(process.execPath, [...flags, '-e', script], { cwd: root, timeout: 15000 },
       (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr }));
+  });
+}
+
+// Options core's agent validates itself: the same error as core's, class,
+// name, code and message, for code written against core's agent.
+const CORE_VALIDATED = {
+  maxTotalSockets: ['10', true, {}, 5n, -1, -Infinity, NaN, 0],
+  scheduling: [1, true, {}, -1, Infinity, 'random', 'FIFO'],
+};
+
+function thrown(build) {
+  try {
+    build().destroy();
+  } catch (err) {
+    return err;
+  }
+  return null;
+}
+
+for (const [Agent, Core] of [[HttpAgent, http.Agent], [HttpsAgent, https.Agent]]) {
+  describe(`${Agent.name} options core validates`, () => {
+    for (const [option, values] of Object.entries(CORE_VALIDATED)) {
+      it(`${option}: core's error for each bad value`, () => {
+        for (const value of values) {
+          const expected = thrown(() => new Core({ [option]: value }));
+          assert.ok(expected, `core refuses ${option}: ${String(value)}`);
+          const err = thrown(() => new Agent({ [option]: value }));
+          assert.ok(err, `${option}: ${String(value)} must be refused`);
+          assert.equal(err.constructor, expected.constructor);
+          assert.equal(err.name, expected.name);
+          assert.equal(err.code, expected.code);
+          assert.equal(err.message, expected.message);
+        }
+      });
+    }
+
+    it('keepAliveMsecs takes Infinity and delays beyond the largest timer, as core does', () => {
+      for (const value of [Infinity, 3e9]) {
+        const agent = new Agent({ keepAliveMsecs: value });
+        try {
+          assert.equal(agent.keepAliveMsecs, value);
+        } finally {
+          agent.destroy();
+        }
+      }
+    });
   });
 }
 

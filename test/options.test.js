@@ -81,6 +81,17 @@ describe('options', () => {
         assert.equal(agent.options.toString, undefined, 'no Object.prototype behind agent.options');
       });
 
+      it('validates writes to agent.options.freeSocketTimeout and socketActiveTTL', () => {
+        const agent = make(Agent, {});
+        agent.options.freeSocketTimeout = '2s';
+        assert.equal(agent.options.freeSocketTimeout, 2000);
+        agent.options.socketActiveTTL = 500;
+        assert.equal(agent.options.socketActiveTTL, 500);
+        assert.throws(() => { agent.options.freeSocketTimeout = -1; }, { code: 'ERR_OUT_OF_RANGE', option: 'freeSocketTimeout' });
+        assert.throws(() => { agent.options.socketActiveTTL = 'soon'; }, { code: 'ERR_INVALID_ARG_TYPE', option: 'socketActiveTTL' });
+        assert.equal(agent.options.freeSocketTimeout, 2000, 'a refused write changes nothing');
+      });
+
       it('never modifies the caller\'s options', () => {
         const options = Object.freeze({ freeSocketTimeout: '5s', timeout: 9000, maxSockets: 2, custom: 'x' });
         const agent = make(Agent, options);

@@ -62,6 +62,37 @@ for (const protocol of PROTOCOLS) {
       return { a, b };
     }
 
+    it('requests aborted while queued are not counted and spend no slot of the server\'s Keep-Alive max', async () => {
+      agent = createAgent(protocol, { maxSockets: 1 });
+      delays['/first'] = 100;
+      const first = request(server.url('/first'), { agent });
+      const aborted = [];
+      for (let i = 0; i < 5; i++) {
+        const controller = new AbortController();
+        const settled = request(server.url(`/aborted-${i}`), { agent, signal: i % 2 === 0 ? controller.signal : undefined })
+          .then(() => 'answered', (err) => err.code ?? err.name);
+        aborted.push(settled);
+        if (i % 2 === 0) controller.abort();
+        else settled.req = null;
+      }
+      // The odd ones are destroyed by hand, still queued.
+      for (const req of agent.requests[Object.keys(agent.requests)[0]]) {
+        if (!req.destroyed) req.destroy();
+      }
+      const last = request(server.url('/last'), { agent });
+      assert.equal(total(agent.getCurrentStatus().requests), 6, 'five aborted and one live request queued');
+      const [a, b] = await Promise.all([first, last]);
+      const outcomes = await Promise.all(aborted);
+      assert.ok(outcomes.every((o) => o !== 'answered'), outcomes.join(', '));
+      assert.deepEqual(answered, ['/first', '/last'], 'the server saw no aborted request');
+      assert.equal(b.socket, a.socket, 'the live request got the socket');
+      assert.equal(b.reusedSocket, true);
+      await waitFor(() => agent.requestCount === 2 && total(agent.getCurrentStatus().freeSockets) === 1);
+      assert.equal(agent.requestCount, 2, 'only finished requests count');
+      assert.equal(a.socket[constants.SOCKET_REQUEST_COUNT], 2);
+      assert.equal(a.socket[constants.SOCKET_REQUEST_FINISHED_COUNT], 2);
+    });
+
     it('the queued request gets the finished request\'s socket, with reusedSocket === true', async () => {
       agent = createAgent(protocol, { maxSockets: 1 });
       const { a, b } = twoAtOnce();

@@ -151,7 +151,7 @@ for (const protocol of PROTOCOLS) {
       socket.destroy();
       await request(server.url('/next'), { agent });
       await waitFor(() => agent.closeSocketCount === 1);
-      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
       const a = await request(server.url('/a'), { agent });
       const b = await request(server.url('/b'), { agent });
       assert.ok(b.socket === a.socket, 'the origin\'s sockets are still kept');
@@ -167,14 +167,14 @@ for (const protocol of PROTOCOLS) {
       const [socket] = await fillPool(1);
       socket.destroy();
       await waitFor(() => agent.closeSocketCount === 1);
-      assert.equal(Object.keys(agent.getCurrentStatus().serverIdleTimeouts).length, 1);
+      assert.equal(Object.keys(agent.serverIdleTimeouts).length, 1);
       agent.destroy();
 
       agent = createAgent(protocol, { learnServerTimeout: false });
       const [other] = await fillPool(1);
       other.destroy();
       await waitFor(() => agent.closeSocketCount === 1);
-      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
       const a = await request(server.url('/a'), { agent });
       const b = await request(server.url('/b'), { agent });
       assert.ok(b.socket === a.socket, 'the origin\'s sockets are still kept');

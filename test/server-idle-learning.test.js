@@ -124,7 +124,7 @@ for (const protocol of PROTOCOLS) {
         agent = createAgent(protocol, { serverTimeoutMargin: 300 });
         const { res, waited } = await learnFrom(server);
 
-        const learned = agent.getCurrentStatus().serverIdleTimeouts;
+        const learned = agent.serverIdleTimeouts;
         const pool = poolOf(res.socket[constants.SOCKET_NAME]);
         assert.ok(pool.startsWith(`127.0.0.1:${server.port}:`), pool);
         assert.deepEqual(Object.keys(learned), [pool]);
@@ -137,7 +137,7 @@ for (const protocol of PROTOCOLS) {
       const server = await silent(800);
       agent = createAgent(protocol, { serverTimeoutMargin: 300, freeSocketTimeout: 4000 });
       await learnFrom(server);
-      const learned = agent.getCurrentStatus().serverIdleTimeouts;
+      const learned = agent.serverIdleTimeouts;
 
       const second = await request(server.url('/'), { agent });
       await waitFor(() => freeCount(agent) === 1);
@@ -146,7 +146,7 @@ for (const protocol of PROTOCOLS) {
       assert.equal(server.connections[1].closedBy, 'client', 'the agent closed it first');
       assert.equal(server.connections[1].idleClosed, false);
       await waitFor(() => agent.closeSocketCount === 2);
-      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, learned, 'our own close is not learned');
+      assert.deepEqual(agent.serverIdleTimeouts, learned, 'our own close is not learned');
     });
 
     it('a learned limit within the margin: sockets of that origin are not kept', async () => {
@@ -172,9 +172,9 @@ for (const protocol of PROTOCOLS) {
       agent = createAgent(protocol, { serverTimeoutMargin: 100 });
 
       await learnFrom(server);
-      const [before] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
+      const [before] = Object.values(agent.serverIdleTimeouts);
       await learnFrom(server);
-      const learned = agent.getCurrentStatus().serverIdleTimeouts;
+      const learned = agent.serverIdleTimeouts;
       assert.equal(Object.keys(learned).length, 1);
       const [after] = Object.values(learned);
       assert.ok(after < before, `learned ${after} ms after ${before} ms`);
@@ -188,7 +188,7 @@ for (const protocol of PROTOCOLS) {
       const kept = await request(patient.url('/'), { agent });
       await learnFrom(closing);
 
-      const learned = agent.getCurrentStatus().serverIdleTimeouts;
+      const learned = agent.serverIdleTimeouts;
       assert.deepEqual(Object.keys(learned).map((pool) => pool.startsWith(`127.0.0.1:${closing.port}:`)), [true]);
       const again = await request(patient.url('/'), { agent });
       assert.ok(again.socket === kept.socket, 'the patient origin\'s socket outlived the other origin\'s limit');
@@ -203,7 +203,7 @@ for (const protocol of PROTOCOLS) {
       await waitFor(() => server.connections[0].closed);
       assert.equal(server.connections[0].closedBy, 'client');
       assert.equal(agent.getCurrentStatus().timeoutSocketCount, 1);
-      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
     });
 
     it('does not learn from a connection the server closes while it is busy', async () => {
@@ -213,20 +213,20 @@ for (const protocol of PROTOCOLS) {
       agent = createAgent(protocol);
       await assert.rejects(request(server.url('/'), { agent }));
       await waitFor(() => agent.closeSocketCount === 1);
-      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
     });
 
     it('learnServerTimeout: false learns nothing and caps nothing', async () => {
       const server = await silent(600);
       agent = createAgent(protocol, { learnServerTimeout: false, serverTimeoutMargin: 300, freeSocketTimeout: 4000 });
       await learnFrom(server);
-      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
 
       const second = await request(server.url('/'), { agent });
       await waitFor(() => server.connections[1].closed);
       assert.equal(server.connections[1].closedBy, 'server', 'the server closed it again');
       await waitFor(() => second.socket.destroyed);
-      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+      assert.deepEqual(agent.serverIdleTimeouts, {});
     });
 
     it('a learned limit lowers a larger Keep-Alive hint too (smallest limit wins)', async () => {

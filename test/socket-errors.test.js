@@ -94,6 +94,33 @@ for (const protocol of PROTOCOLS) {
       assert.equal(uncaught, undefined);
     });
 
+    it('an error on a socket nobody else listens to reaches the process, as without the agent', async () => {
+      agent = createAgent(protocol);
+      const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
+      const req = mod.get(server.url('/cut'), { agent });
+      const requestError = new Promise((resolve) => req.on('error', resolve));
+      // Mocha fails a test on any uncaught exception: only ours listens here.
+      const others = process.listeners('uncaughtException').filter((l) => l !== onUncaught);
+      for (const listener of others) process.removeListener('uncaughtException', listener);
+      try {
+        req.on('socket', (socket) => {
+          // The caller takes the request's own listener off the socket; the
+          // agent's counting listener is then the only one left.
+          const listeners = socket.listeners('error');
+          socket.removeListener('error', listeners[listeners.length - 1]);
+          socket.destroy();
+          socket.emit('error', new Error('mock socket error'));
+        });
+        await waitFor(() => uncaught !== undefined);
+      } finally {
+        for (const listener of others) process.on('uncaughtException', listener);
+      }
+      assert.equal(uncaught.message, 'mock socket error');
+      assert.equal(agent.errorSocketCount + agent.createSocketErrorCount, 1, 'still counted');
+      // The request itself lost its socket: core tells it so.
+      assert.equal((await requestError).message, 'socket hang up');
+    });
+
     it('an error on an active socket reaches the request', async () => {
       agent = createAgent(protocol);
       const err = await request(server.url('/cut'), { agent }).then(

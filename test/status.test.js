@@ -39,7 +39,6 @@ for (const protocol of PROTOCOLS) {
         freeSockets: {},
         sockets: {},
         requests: {},
-        serverIdleTimeouts: {},
       });
     });
 
@@ -98,6 +97,40 @@ for (const protocol of PROTOCOLS) {
       agent.destroy();
       await waitFor(() => agent.closeSocketCount === 1);
       assert.equal(agent.statusChanged, true);
+    });
+
+    it('the counters are plain writable numbers: a reset, then later changes still reported', async () => {
+      agent = createAgent(protocol);
+      await request(server.url(), { agent });
+      assert.equal(agent.requestCount, 1);
+      assert.equal(agent.statusChanged, true);
+      // A monitoring loop resets what it has reported.
+      for (const counter of COUNTERS) agent[counter] = 0;
+      assert.equal(agent.requestCount, 0);
+      assert.equal(agent.getCurrentStatus().createSocketCount, 0);
+      assert.equal(agent.statusChanged, true, 'the reset itself is a change');
+      assert.equal(agent.statusChanged, false);
+      await request(server.url(), { agent });
+      assert.equal(agent.requestCount, 1);
+      assert.equal(agent.createSocketCount, 0, 'the socket was reused: no new one');
+      assert.equal(agent.statusChanged, true);
+      assert.equal(agent.requestCountLastCheck, 1);
+      agent.requestCount++;
+      assert.equal(agent.statusChanged, true, 'a write by the caller is a change too');
+    });
+
+    it('getCurrentStatus() has agentkeepalive\'s keys exactly; learned limits are agent.serverIdleTimeouts', async () => {
+      agent = createAgent(protocol);
+      await request(server.url(), { agent });
+      assert.deepEqual(Object.keys(agent.getCurrentStatus()), [
+        'createSocketCount', 'createSocketErrorCount', 'closeSocketCount', 'errorSocketCount',
+        'timeoutSocketCount', 'requestCount', 'freeSockets', 'sockets', 'requests',
+      ]);
+      const limits = agent.serverIdleTimeouts;
+      assert.deepEqual(limits, {});
+      assert.notEqual(agent.serverIdleTimeouts, limits, 'a new object on each read');
+      limits.elsewhere = 1;
+      assert.deepEqual(agent.serverIdleTimeouts, {}, 'a caller\'s write changes nothing');
     });
 
     it('the status is a plain snapshot that JSON-serialises', async () => {

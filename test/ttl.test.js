@@ -55,7 +55,7 @@ for (const protocol of PROTOCOLS) {
       assert.equal(res.socket.destroyed, true);
       await waitFor(() => server.connections[0].closed);
       assert.equal(server.connections[0].closedBy, 'client', 'the agent closed it');
-      assert.deepEqual(status.serverIdleTimeouts, {}, 'our own close teaches nothing');
+      assert.deepEqual(agent.serverIdleTimeouts, {}, 'our own close teaches nothing');
 
       const next = await request(server.url('/next'), { agent });
       assert.equal(next.body, 'ok /next');
