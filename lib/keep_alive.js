@@ -466,12 +466,15 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #socketTimedOut(socket) {
+      // The 'timeout' #freeSocketTimedOut emits on a socket it has closed.
       if (socket[kClosedByAgent]) return;
+      this.timeoutSocketCount++;
+      // A free socket on a timer of its own (a subclass's keepSocketAlive
+      // armed one): its 'timeout' is being emitted already.
       if (socket[kIdleSince] !== 0) {
-        this.#freeSocketTimedOut(socket);
+        this.#evict(socket, 'free socket timeout');
         return;
       }
-      this.timeoutSocketCount++;
       // The caller listening for 'timeout' on its request decides itself. The
       // request's listeners are all the caller's: core adds its own to the
       // socket, never to the request.
@@ -483,6 +486,9 @@ function keepAlive(Base, { name, getName: naming }) {
       const timeout = socket.timeout;
       if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
       socket[kClosedByAgent] = true;
+      // Out of agent.sockets before the request hears of it, as in
+      // agentkeepalive; core's 'close' handler finds it gone.
+      KeepAliveAgent.#remove(this.sockets, socket);
       socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
     }
 
@@ -543,13 +549,18 @@ function keepAlive(Base, { name, getName: naming }) {
     // Core takes a socket out of its free pool only on 'close', which comes a
     // tick or more after destroy(); until then addRequest could hand it out.
     #removeFromPool(socket) {
+      KeepAliveAgent.#remove(this.freeSockets, socket);
+    }
+
+    /** Takes `socket` out of one of core's name -> sockets maps. */
+    static #remove(map, socket) {
       const pool = socket[kPool];
-      const free = this.freeSockets[pool];
-      if (free === undefined) return;
-      const index = free.indexOf(socket);
+      const list = map[pool];
+      if (list === undefined) return;
+      const index = list.indexOf(socket);
       if (index === -1) return;
-      free.splice(index, 1);
-      if (free.length === 0) delete this.freeSockets[pool];
+      list.splice(index, 1);
+      if (list.length === 0) delete map[pool];
     }
 
     /**

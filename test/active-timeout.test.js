@@ -41,6 +41,16 @@ for (const protocol of PROTOCOLS) {
       assert.deepEqual(status.sockets, {});
     });
 
+    it('takes the socket out of agent.sockets before the request hears of the timeout (as agentkeepalive)', async () => {
+      agent = createAgent(protocol, { timeout: 150 });
+      const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
+      const seen = await new Promise((resolve) => {
+        mod.get(server.url('/hold'), { agent }, () => resolve('a response'))
+          .on('error', (err) => resolve({ code: err.code, pools: Object.keys(agent.sockets) }));
+      });
+      assert.deepEqual(seen, { code: 'ERR_SOCKET_TIMEOUT', pools: [] });
+    });
+
     it('leaves the decision to a caller listening for \'timeout\' on the request', async () => {
       agent = createAgent(protocol, { timeout: 150 });
       const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');

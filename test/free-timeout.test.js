@@ -2,8 +2,9 @@
 
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
+const Agent = require('..');
 const { PROTOCOLS, createAgent } = require('./support/agents');
-const { createServer, createRawServer, onRequests, rawResponse } = require('./support/servers');
+const { createServer, createRawServer, onRequests, rawResponse, fixtures } = require('./support/servers');
 const { request, waitFor, delay } = require('./support/request');
 
 for (const protocol of PROTOCOLS) {
@@ -61,6 +62,25 @@ for (const protocol of PROTOCOLS) {
       assert.deepEqual(seen, [{ writable: false, inPool: false }]);
       assert.equal(agent.timeoutSocketCount, 1);
       assert.equal(agent.errorSocketCount, 0);
+    });
+
+    it('a free socket on a timer a subclass armed times out once, counted once', async () => {
+      const Base = protocol === 'https:' ? Agent.HttpsAgent : Agent.HttpAgent;
+      class Custom extends Base {
+        keepSocketAlive(socket) {
+          if (!super.keepSocketAlive(socket)) return false;
+          socket.setTimeout(60);
+          return true;
+        }
+      }
+      agent = new Custom(protocol === 'https:' ? { ca: fixtures.ca } : {});
+      const { socket } = await request(server.url(), { agent });
+      let timeouts = 0;
+      socket.on('timeout', () => { timeouts++; });
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(timeouts, 1);
+      assert.equal(agent.timeoutSocketCount, 1);
+      assert.deepEqual(agent.getCurrentStatus().freeSockets, {});
     });
 
     it('a free timeout longer than the active timeout is honoured', async () => {
