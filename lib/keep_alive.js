@@ -281,9 +281,10 @@ function keepAlive(Base, { name, getName: naming }) {
         socket[kHandedTo] = null;
         // Handed to a queued request that was aborted before it took the
         // socket: core frees it again, with the previous request still
-        // attached. That request was counted already, and the aborted one
-        // spent no slot of the server's Keep-Alive max.
-        if (handedTo !== req) {
+        // attached (Node 18-22) or the aborted one, which has no response
+        // (Node 24+ attaches it when handing the socket over). It served
+        // nothing, and spent no slot of the server's Keep-Alive max.
+        if (handedTo !== req || req.res == null) {
           socket[SOCKET_REQUEST_COUNT]--;
           socket[kRequestsLeft]++;
         }
@@ -293,7 +294,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // counted once, by number: holding on to the request object until the
       // socket's next one would keep it, its response and their buffers
       // alive through garbage collections.
-      if (req != null && socket[SOCKET_REQUEST_FINISHED_COUNT] < socket[SOCKET_REQUEST_COUNT]) {
+      if (req != null && req.res != null && socket[SOCKET_REQUEST_FINISHED_COUNT] < socket[SOCKET_REQUEST_COUNT]) {
         socket[SOCKET_REQUEST_FINISHED_COUNT]++;
         this.requestCount++;
       }

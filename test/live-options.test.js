@@ -6,7 +6,7 @@
 const assert = require('node:assert/strict');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createServer } = require('./support/servers');
-const { request, waitFor } = require('./support/request');
+const { request, waitFor, delay } = require('./support/request');
 
 for (const protocol of PROTOCOLS) {
   describe(`agent.options written after construction (${protocol})`, () => {
@@ -54,6 +54,7 @@ for (const protocol of PROTOCOLS) {
       const first = await request(server.url(), { agent });
       assert.equal(total(agent.getCurrentStatus().freeSockets), 1);
       agent.options.socketActiveTTL = 1;
+      await delay(5); // older than 1 ms, whatever the clock's resolution
       // Checked before reuse: the pooled socket is past the new TTL.
       const second = await request(server.url(), { agent });
       assert.notEqual(second.socket, first.socket);
