@@ -18,6 +18,7 @@ const { FreeSocketSweeper } = require('./free_socket_sweeper');
 const { parseKeepAlive } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
+const { createProxyRoutes } = require('./proxy');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -72,12 +73,15 @@ function keepAlive(Base, { name, getName: naming }) {
     #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
+    // Proxy routing (lib/proxy), or null: without a proxy, one null check per hook.
+    #proxy = null;
 
     constructor(options) {
       const config = normalizeOptions(options);
       super(config);
       this.options = agentOptions(this.options);
       this.#config = config;
+      this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so
       // that we see the pool and the queue as core is about to change them.
@@ -87,6 +91,8 @@ function keepAlive(Base, { name, getName: naming }) {
     // ---- naming and picking a free socket ----------------------------------
 
     addRequest(req, options, port, localAddress) {
+      // Proxy: absolute-form rewrite and proxied tag (lib/proxy).
+      if (this.#proxy !== null) options = this.#proxy.route(req, options, port, localAddress);
       this.#picking = true;
       try {
         super.addRequest(req, options, port, localAddress);
@@ -96,7 +102,9 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     getName(options = {}) {
-      const pool = naming === undefined ? super.getName(options) : naming(this, options);
+      let pool = naming === undefined ? super.getName(options) : naming(this, options);
+      // Proxy: pools named after the proxy (lib/proxy).
+      if (this.#proxy !== null) pool = this.#proxy.poolName(pool, options);
       // Core's addRequest names the pool and then takes a free socket from it
       // without asking us. This is the one moment between the two: make sure
       // the socket it is about to take is alive.
@@ -144,11 +152,16 @@ function keepAlive(Base, { name, getName: naming }) {
       // gets its socket initialised there; one that returns it, here.
       const done = (err, socket) => {
         if (!err && socket) this[INIT_SOCKET](socket, options);
+        // Proxy: a tunnel that failed before it became a socket of ours.
+        else if (err && !(err instanceof AgentDestroyedError)) this.#counters.socketCreateFailed();
         callback(err, socket);
       };
       let socket;
       try {
-        socket = super.createConnection(options, typeof callback === 'function' ? done : callback);
+        // Proxy: connect to the proxy instead; a CONNECT tunnel answers through `done` (lib/proxy).
+        socket = this.#proxy !== null && this.#proxy.handles(options)
+          ? this.#proxy.createConnection(this, options, done, (tlsOptions) => super.createConnection(tlsOptions))
+          : super.createConnection(options, typeof callback === 'function' ? done : callback);
       } catch (err) {
         // TLS options that make no secure context (a wrong pfx passphrase)
         // throw here, to the caller of http.request, as with core's agent.
@@ -473,6 +486,8 @@ function keepAlive(Base, { name, getName: naming }) {
       for (const pool of Object.keys(this.freeSockets)) {
         for (const socket of this.freeSockets[pool]) socket[kClosedByAgent] = true;
       }
+      // Proxy: tunnels still waiting for the proxy's answer.
+      if (this.#proxy !== null) this.#proxy.destroy();
       super.destroy();
       this.#sweeper.stop();
     }

@@ -5,6 +5,7 @@
 const { ms } = require('humanize-ms');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
+const { proxyOptions } = require('./proxy');
 
 // The largest delay a Node timer accepts; longer ones fire after 1 ms.
 const MAX_TIMER = 2 ** 31 - 1;
@@ -63,6 +64,8 @@ const OWN = new Set([
   'keepAlive', 'keepAliveMsecs', 'freeSocketTimeout', 'timeout', 'socketActiveTTL',
   'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets',
   'maxTotalSockets', 'scheduling', 'keepAliveTimeout', 'freeSocketKeepAliveTimeout',
+  // Never passed to core: Node 22.21+/24.5+ would proxy on its own with proxyEnv.
+  'proxy', 'noProxy', 'proxyEnv',
 ]);
 
 /**
@@ -106,6 +109,9 @@ function normalizeOptions(input) {
   if (maxTotalSockets !== undefined) normalized.maxTotalSockets = maxTotalSockets;
   const order = scheduling(input.scheduling);
   if (order !== undefined) normalized.scheduling = order;
+  // Proxy settings (lib/proxy): validated here, resolved by the agent.
+  const proxy = proxyOptions(input);
+  if (proxy !== undefined) normalized.proxy = proxy;
 
   // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
   // buffer; keep it in step with ours.
@@ -119,7 +125,7 @@ function normalizeOptions(input) {
 const CONSTRUCTION_ONLY = new Set([
   'keepAliveMsecs', 'freeSocketTimeout', 'socketActiveTTL', 'serverTimeoutMargin',
   'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
-  'agentKeepAliveTimeoutBuffer',
+  'agentKeepAliveTimeoutBuffer', 'proxy',
 ]);
 
 /**

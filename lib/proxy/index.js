@@ -1,0 +1,220 @@
+'use strict';
+
+// Requests through a proxy. The keep-alive agent calls in at three hooks,
+// only when a proxy is configured:
+//
+//   addRequest       route(): decide per request (NO_PROXY), rewrite an http
+//                    request to absolute form, tag its options as proxied
+//   getName          poolName(): http requests share one pool per proxy;
+//                    https requests get one pool per proxy + target + TLS identity
+//   createConnection createConnection(): connect to the proxy (http), or open
+//                    a CONNECT tunnel and deliver the TLS socket inside it
+//                    through core's createConnection callback (https)
+//
+// Everything else (free timeouts, Keep-Alive hints, TTL, the check before
+// reuse, maxSockets) applies to these sockets unchanged: they are ordinary
+// pooled sockets to the agent.
+const net = require('node:net');
+const tls = require('node:tls');
+const { AgentDestroyedError } = require('../errors');
+const { normalizeProxyOptions, resolveProxy } = require('./options');
+const { bypasses } = require('./no_proxy');
+const { openTunnel, authority } = require('./tunnel');
+
+// Set on the options of a request that goes through the proxy. Core copies
+// options (own symbols included) into createSocket, createConnection and the
+// queue, so the decision made once in addRequest travels with the request.
+const kProxied = Symbol('steady-agent.proxied');
+
+// TLS contexts for https: proxies, per `ca` value; bounded.
+const CONTEXT_LIMIT = 16;
+
+/**
+ * Rewrites an http request for a forward proxy: the request line in absolute
+ * form (`GET http://host:port/path HTTP/1.1`) and Proxy-Authorization when
+ * the proxy URL has credentials. ClientRequest has already written its
+ * header (`req._header`) when the headers came as an array or with
+ * `Expect`; it is then edited in place, before anything is sent.
+ */
+function toAbsoluteForm(req, options, authorization) {
+  const path = req.path;
+  // CONNECT and `OPTIONS *` keep their forms (RFC 9112, 3.2.3 and 3.2.4);
+  // a path already in absolute form stays as the caller wrote it.
+  const rewrite = req.method !== 'CONNECT' && path[0] === '/';
+  const target = rewrite ? `http://${authority(options.host || 'localhost', options.port || 80)}${path}` : path;
+  const header = req._header;
+  if (typeof header === 'string' && header !== '') {
+    const lineEnd = header.indexOf('\r\n');
+    const auth = authorization !== undefined && !/\r\nproxy-authorization:/i.test(header)
+      ? `\r\nProxy-Authorization: ${authorization}` : '';
+    const rewritten = `${req.method} ${target} HTTP/1.1${auth}${header.slice(lineEnd)}`;
+    if (req._headerSent) {
+      // With `Expect`, ClientRequest has also queued the header for sending
+      // (outputData, written once a socket comes): edit the queued copy.
+      const first = req.outputData?.[0];
+      if (req.socket != null || typeof first?.data !== 'string' || !first.data.startsWith(header)) return;
+      first.data = rewritten + first.data.slice(header.length);
+      req.outputSize += rewritten.length - header.length;
+    }
+    req._header = rewritten;
+    if (rewrite) req.path = target;
+    return;
+  }
+  if (rewrite) req.path = target;
+  if (authorization !== undefined && !req.hasHeader('proxy-authorization')) {
+    req.setHeader('Proxy-Authorization', authorization);
+  }
+}
+
+class ProxyRoutes {
+  #proxy;
+  #noProxy;
+  #tunnels; // https agent: CONNECT tunnels; http agent: forward requests
+  #forwardPool;
+  #contexts = new Map();
+  // Tunnels still being established (not yet sockets of the agent): their
+  // abort functions, for destroy().
+  #pending = new Set();
+
+  constructor({ proxy, noProxy }, protocol) {
+    this.#proxy = proxy;
+    this.#noProxy = noProxy;
+    this.#tunnels = protocol === 'https:';
+    this.#forwardPool = `via ${proxy.origin}`;
+  }
+
+  /** The proxy's origin (scheme, host, port), without credentials. */
+  get origin() { return this.#proxy.origin; }
+
+  /** addRequest: the options core gets for `req`, tagged when it goes through the proxy. */
+  route(req, options, port, localAddress) {
+    // The legacy form addRequest(req, host, port, localAddress).
+    if (typeof options === 'string') options = { host: options, port, localAddress };
+    if (options == null || options.socketPath) return options;
+    if (bypasses(this.#noProxy, options.host || 'localhost', options.port)) return options;
+    if (!this.#tunnels) toAbsoluteForm(req, options, this.#proxy.authorization);
+    return { __proto__: null, ...options, [kProxied]: true };
+  }
+
+  /** getName: the pool of a proxied request (`name` is the usual one). */
+  poolName(name, options) {
+    if (options[kProxied] !== true) return name;
+    if (this.#tunnels) return `${name} via ${this.#proxy.origin}`;
+    return options.localAddress ? `${this.#forwardPool} from ${options.localAddress}` : this.#forwardPool;
+  }
+
+  /** True when createConnection must go through the proxy. */
+  handles(options) {
+    return options[kProxied] === true;
+  }
+
+  /**
+   * createConnection for a proxied request. http: returns the connection to
+   * the proxy. https: returns undefined and calls `callback` once, with the
+   * TLS socket inside the tunnel or the error that ended it.
+   */
+  createConnection(agent, options, callback, connectTls) {
+    const socket = this.#connect(options);
+    if (!this.#tunnels) return socket;
+    if (typeof callback !== 'function') {
+      socket.destroy();
+      throw new TypeError('createConnection through a proxy tunnel needs a callback');
+    }
+    const pending = this.#pending;
+    const abort = openTunnel(socket, {
+      proxy: this.#proxy,
+      options,
+      connectTls,
+      done(err, tlsSocket) {
+        pending.delete(abort);
+        callback(err, tlsSocket);
+        if (err) process.nextTick(serveQueue, agent, socket, options);
+      },
+    });
+    pending.add(abort);
+    return undefined;
+  }
+
+  /** Ends the tunnels still being established (agent.destroy()). */
+  destroy() {
+    for (const abort of [...this.#pending]) abort(new AgentDestroyedError());
+  }
+
+  #connect(options) {
+    const proxy = this.#proxy;
+    const connectOptions = {
+      host: proxy.host,
+      port: proxy.port,
+      localAddress: options.localAddress,
+      lookup: options.lookup,
+      timeout: options.timeout,
+      keepAlive: options.keepAlive,
+      keepAliveInitialDelay: options.keepAliveInitialDelay,
+      noDelay: true,
+    };
+    if (proxy.protocol === 'http:') return net.connect(connectOptions);
+    connectOptions.servername = proxy.servername;
+    connectOptions.ALPNProtocols = ['http/1.1'];
+    const context = this.#context(options.ca);
+    if (context !== undefined) connectOptions.secureContext = context;
+    return tls.connect(connectOptions);
+  }
+
+  /**
+   * The TLS context for an https: proxy: the default roots (system store,
+   * NODE_EXTRA_CA_CERTS) plus the agent's `ca`. A `ca` option alone would
+   * replace the default roots.
+   */
+  #context(ca) {
+    if (ca === undefined || ca === null) return undefined;
+    let context = this.#contexts.get(ca);
+    if (context !== undefined) return context;
+    const list = Array.isArray(ca) ? ca : [ca];
+    context = tls.createSecureContext();
+    if (typeof context.context?.addCACert === 'function') {
+      for (const cert of list) context.context.addCACert(cert);
+    } else {
+      const defaults = typeof tls.getCACertificates === 'function' ? tls.getCACertificates('default') : tls.rootCertificates;
+      context = tls.createSecureContext({ ca: [...defaults, ...list] });
+    }
+    if (this.#contexts.size >= CONTEXT_LIMIT) this.#contexts.clear();
+    this.#contexts.set(ca, context);
+    return context;
+  }
+}
+
+/**
+ * After a tunnel failed: core never saw a socket for it, so nothing would
+ * start one for the requests queued behind it (maxSockets). Runs after the
+ * failed request has settled (its onSocket tick), so that it is marked
+ * destroyed.
+ */
+function serveQueue(agent, socket, options) {
+  const name = options._agentKey;
+  // Core's maps, touched directly: core's addRequest left an empty list for
+  // the pool, and a queued request that already failed (its own tunnel did)
+  // would otherwise be picked again below, forever.
+  const queue = agent.requests[name];
+  if (queue !== undefined) {
+    for (let i = queue.length - 1; i >= 0; i--) if (queue[i].destroyed) queue.splice(i, 1);
+    if (queue.length === 0) delete agent.requests[name];
+  }
+  if (agent.sockets[name]?.length === 0) delete agent.sockets[name];
+  // Core's own "a socket of this pool went away": it starts a socket for the
+  // first queued request, whose failure or success then reaches that request
+  // through core's usual path.
+  agent.removeSocket(socket, options);
+}
+
+/** Validated proxy options, or undefined when none is given (options.js). */
+function proxyOptions(input) {
+  return normalizeProxyOptions(input);
+}
+
+/** The agent's proxy routes, or null: no proxy configured (keep_alive.js). */
+function createProxyRoutes(settings, protocol) {
+  const resolved = resolveProxy(settings, protocol);
+  return resolved === null ? null : new ProxyRoutes(resolved, protocol);
+}
+
+module.exports = { proxyOptions, createProxyRoutes, ProxyRoutes };
