@@ -486,8 +486,6 @@ function keepAlive(Base, { name, getName: naming }) {
       for (const pool of Object.keys(this.freeSockets)) {
         for (const socket of this.freeSockets[pool]) socket[kClosedByAgent] = true;
       }
-      // Proxy: tunnels still waiting for the proxy's answer.
-      if (this.#proxy !== null) this.#proxy.destroy();
       super.destroy();
       this.#sweeper.stop();
     }

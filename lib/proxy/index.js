@@ -16,7 +16,6 @@
 // pooled sockets to the agent.
 const net = require('node:net');
 const tls = require('node:tls');
-const { AgentDestroyedError } = require('../errors');
 const { normalizeProxyOptions, resolveProxy } = require('./options');
 const { bypasses } = require('./no_proxy');
 const { openTunnel, authority } = require('./tunnel');
@@ -72,9 +71,6 @@ class ProxyRoutes {
   #tunnels; // https agent: CONNECT tunnels; http agent: forward requests
   #forwardPool;
   #contexts = new Map();
-  // Tunnels still being established (not yet sockets of the agent): their
-  // abort functions, for destroy().
-  #pending = new Set();
 
   constructor({ proxy, noProxy }, protocol) {
     this.#proxy = proxy;
@@ -120,24 +116,29 @@ class ProxyRoutes {
       socket.destroy();
       throw new TypeError('createConnection through a proxy tunnel needs a callback');
     }
-    const pending = this.#pending;
-    const abort = openTunnel(socket, {
+    // Core's maps, touched directly: core counts a socket against maxSockets
+    // and maxTotalSockets only once createConnection delivers it, so every
+    // request arriving while a tunnel is being established would open a
+    // tunnel of its own. The connection to the proxy holds the place of the
+    // TLS socket to come (agent.destroy() ends it there too).
+    const name = options._agentKey;
+    (agent.sockets[name] ??= []).push(socket);
+    agent.totalSocketCount++;
+    openTunnel(socket, {
       proxy: this.#proxy,
       options,
       connectTls,
       done(err, tlsSocket) {
-        pending.delete(abort);
-        callback(err, tlsSocket);
-        if (err) process.nextTick(serveQueue, agent, socket, options);
+        if (err) {
+          callback(err);
+          process.nextTick(serveQueue, agent, socket, options);
+          return;
+        }
+        release(agent, name, socket);
+        callback(null, tlsSocket);
       },
     });
-    pending.add(abort);
     return undefined;
-  }
-
-  /** Ends the tunnels still being established (agent.destroy()). */
-  destroy() {
-    for (const abort of [...this.#pending]) abort(new AgentDestroyedError());
   }
 
   #connect(options) {
@@ -183,6 +184,16 @@ class ProxyRoutes {
   }
 }
 
+/** The tunnel's place in core's maps, given up for the TLS socket core adds. */
+function release(agent, name, socket) {
+  const list = agent.sockets[name];
+  const index = list === undefined ? -1 : list.indexOf(socket);
+  if (index === -1) return;
+  list.splice(index, 1);
+  if (list.length === 0) delete agent.sockets[name];
+  agent.totalSocketCount--;
+}
+
 /**
  * After a tunnel failed: core never saw a socket for it, so nothing would
  * start one for the requests queued behind it (maxSockets). Runs after the
@@ -190,19 +201,18 @@ class ProxyRoutes {
  * destroyed.
  */
 function serveQueue(agent, socket, options) {
+  // Core's map, touched directly: core leaves a queued request in the queue
+  // when the socket it started for it fails, and one that failed that way
+  // would be picked again below, forever.
   const name = options._agentKey;
-  // Core's maps, touched directly: core's addRequest left an empty list for
-  // the pool, and a queued request that already failed (its own tunnel did)
-  // would otherwise be picked again below, forever.
   const queue = agent.requests[name];
   if (queue !== undefined) {
     for (let i = queue.length - 1; i >= 0; i--) if (queue[i].destroyed) queue.splice(i, 1);
     if (queue.length === 0) delete agent.requests[name];
   }
-  if (agent.sockets[name]?.length === 0) delete agent.sockets[name];
-  // Core's own "a socket of this pool went away": it starts a socket for the
-  // first queued request, whose failure or success then reaches that request
-  // through core's usual path.
+  // Core's own "a socket of this pool went away": it frees the tunnel's
+  // place and starts a socket for the first queued request, whose failure or
+  // success then reaches that request through core's usual path.
   agent.removeSocket(socket, options);
 }
 

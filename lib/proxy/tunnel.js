@@ -21,8 +21,7 @@ function authority(host, port) {
  * Opens a tunnel over `socket` (a fresh connection to `proxy`) to the target
  * in `options`. Calls `done(err)` or `done(null, tlsSocket)` exactly once;
  * `connectTls(options)` starts TLS over the tunnel (core's https
- * createConnection, for its session cache). Returns a function that aborts
- * the tunnel with an error while it is still being established.
+ * createConnection, for its session cache).
  */
 function openTunnel(socket, { proxy, options, connectTls, done }) {
   const target = authority(options.host, options.port);
@@ -123,7 +122,6 @@ function openTunnel(socket, { proxy, options, connectTls, done }) {
   const authorization = proxy.authorization;
   socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${
     authorization === undefined ? '' : `Proxy-Authorization: ${authorization}\r\n`}\r\n`);
-  return fail;
 }
 
 module.exports = { openTunnel, authority };
