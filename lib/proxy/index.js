@@ -24,6 +24,9 @@ const { openTunnel, authority } = require('./tunnel');
 // options (own symbols included) into createSocket, createConnection and the
 // queue, so the decision made once in addRequest travels with the request.
 const kProxied = Symbol('steady-agent.proxied');
+// The request's own timeout (the `timeout` request option): Node 22+ puts it
+// in createConnection's options itself, Node 18 and 20 do not.
+const kRequestTimeout = Symbol('steady-agent.requestTimeout');
 
 // TLS contexts for https: proxies, per `ca` value; bounded.
 const CONTEXT_LIMIT = 16;
@@ -88,8 +91,11 @@ class ProxyRoutes {
     if (typeof options === 'string') options = { host: options, port, localAddress };
     if (options == null || options.socketPath) return options;
     if (bypasses(this.#noProxy, options.host || 'localhost', options.port)) return options;
-    if (!this.#tunnels) toAbsoluteForm(req, options, this.#proxy.authorization);
-    return { __proto__: null, ...options, [kProxied]: true };
+    if (!this.#tunnels) {
+      toAbsoluteForm(req, options, this.#proxy.authorization);
+      return { __proto__: null, ...options, [kProxied]: true };
+    }
+    return { __proto__: null, ...options, [kProxied]: true, [kRequestTimeout]: req.timeout };
   }
 
   /** getName: the pool of a proxied request (`name` is the usual one). */
@@ -127,6 +133,7 @@ class ProxyRoutes {
     openTunnel(socket, {
       proxy: this.#proxy,
       options,
+      timeout: options[kRequestTimeout] || options.timeout,
       connectTls,
       done(err, tlsSocket) {
         if (err) {
@@ -148,7 +155,7 @@ class ProxyRoutes {
       port: proxy.port,
       localAddress: options.localAddress,
       lookup: options.lookup,
-      timeout: options.timeout,
+      timeout: options[kRequestTimeout] || options.timeout,
       keepAlive: options.keepAlive,
       keepAliveInitialDelay: options.keepAliveInitialDelay,
       noDelay: true,
@@ -210,9 +217,10 @@ function serveQueue(agent, socket, options) {
     for (let i = queue.length - 1; i >= 0; i--) if (queue[i].destroyed) queue.splice(i, 1);
     if (queue.length === 0) delete agent.requests[name];
   }
-  // Core's own "a socket of this pool went away": it frees the tunnel's
-  // place and starts a socket for the first queued request, whose failure or
-  // success then reaches that request through core's usual path.
+  release(agent, name, socket);
+  // Core's own "a socket of this pool went away": it starts a socket for the
+  // first queued request, whose failure or success then reaches that request
+  // through core's usual path.
   agent.removeSocket(socket, options);
 }
 

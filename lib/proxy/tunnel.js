@@ -23,10 +23,9 @@ function authority(host, port) {
  * `connectTls(options)` starts TLS over the tunnel (core's https
  * createConnection, for its session cache).
  */
-function openTunnel(socket, { proxy, options, connectTls, done }) {
+function openTunnel(socket, { proxy, options, timeout, connectTls, done }) {
   const target = authority(options.host, options.port);
   const started = debug.enabled ? performance.now() : 0;
-  const timeout = options.timeout;
   let head = '';
   let settled = false;
 
@@ -116,8 +115,8 @@ function openTunnel(socket, { proxy, options, connectTls, done }) {
   socket.on('error', fail);
   socket.on('end', onEnd);
   socket.on('close', onEnd);
-  // The connection to the proxy carries options.timeout (the agent's active
-  // timeout): it covers connecting and waiting for the CONNECT answer.
+  // The connection to the proxy carries the active timeout (the request's,
+  // else the agent's): it covers connecting and waiting for the CONNECT answer.
   socket.on('timeout', onTimeout);
   const authorization = proxy.authorization;
   socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${

@@ -107,6 +107,9 @@ function startSilentProxy() {
     accepted++;
     sockets.add(socket);
     socket.on('error', () => {});
+    // Read (and drop) what comes, so that the client's FIN is seen and the
+    // connection closes when the client ends it.
+    socket.resume();
     socket.once('close', () => sockets.delete(socket));
   });
   return new Promise((resolve, reject) => {
