@@ -12,7 +12,7 @@ const { HttpAgent, HttpsAgent } = require('steady-agent');
 const net = require('node:net');
 const { createHttpServer, createHttpsServer, createRawServer, fixtures } = require('./support/servers');
 const { startProxy, startSilentProxy, refusedPort } = require('./support/proxy');
-const { request, delay, waitFor } = require('./support/request');
+const { delay, waitFor } = require('./support/request');
 
 const SECRET = 'n0t-f0r-logs';
 
