@@ -97,7 +97,18 @@ axios.create({ httpAgent, httpsAgent });
 httpAgent.destroy();
 httpsAgent.destroy();
 
+// Proxies: a URL string or URL, NO_PROXY as a string or array, process.env.
+const proxied = new HttpsAgent({ proxy: 'http://user:pass@proxy.internal:3128', noProxy: ['localhost', '.internal'] });
+new HttpAgent({ proxy: new URL('https://proxy.internal:8443'), noProxy: 'localhost,127.0.0.1' });
+new HttpsAgent({ proxyEnv: process.env });
+new HttpAgent({ proxyEnv: { HTTP_PROXY: 'http://proxy:3128', NO_PROXY: '*' } });
+proxied.destroy();
+
 // Negative checks: each line must fail to compile.
+// @ts-expect-error proxy is a string or a URL
+new HttpAgent({ proxy: { host: 'proxy', port: 3128 } });
+// @ts-expect-error noProxy entries are strings
+new HttpsAgent({ noProxy: [3128] });
 // @ts-expect-error a duration is a number or a string
 new HttpAgent({ timeout: true });
 // @ts-expect-error a duration is not an object
