@@ -185,6 +185,57 @@ describe('proxy failures', () => {
     });
   });
 
+  describe('a proxy that answers CONNECT with something else', () => {
+    // A hand-written proxy answering every CONNECT with `reply`, then closing
+    // the connection if `close` is set.
+    const answering = async (reply, { close = false } = {}) => keep(await createRawServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', () => {
+        if (reply !== null) socket.write(reply);
+        if (close) socket.end();
+      });
+    }));
+    const attempt = async (server) => {
+      const agent = agentOf(HttpsAgent, { proxy: `http://127.0.0.1:${server.port}`, ca: fixtures.ca });
+      const outcome = await settle('https://127.0.0.1:9/x', { agent });
+      assert.equal(outcome.errors, 1);
+      assert.equal(outcome.responses, 0);
+      assert.equal(agent.createSocketErrorCount, 1);
+      assertEmpty(agent);
+      await waitFor(() => server.connections.size === 0);
+      return outcome.err;
+    };
+
+    it('not HTTP', async () => {
+      const err = await attempt(await answering('SSH-2.0-OpenSSH\r\n\r\n'));
+      assert.equal(err.code, 'ERR_PROXY_TUNNEL');
+      assert.match(err.message, /not HTTP/);
+    });
+
+    it('bytes after the 200', async () => {
+      const err = await attempt(await answering('HTTP/1.1 200 Connection established\r\n\r\nsurprise'));
+      assert.equal(err.code, 'ERR_PROXY_TUNNEL');
+      assert.match(err.message, /data after its answer/);
+    });
+
+    it('headers that never end', async () => {
+      const err = await attempt(await answering(`HTTP/1.1 200 OK\r\nX: ${'y'.repeat(17 * 1024)}`));
+      assert.equal(err.code, 'ERR_PROXY_TUNNEL');
+      assert.match(err.message, /no end of headers/);
+    });
+
+    it('a close before any answer', async () => {
+      const err = await attempt(await answering(null, { close: true }));
+      assert.equal(err.code, 'ERR_PROXY_TUNNEL');
+      assert.match(err.message, /closed the connection before answering/);
+    });
+
+    it('a 1xx is not a tunnel', async () => {
+      const err = await attempt(await answering('HTTP/1.1 100 Continue\r\n\r\n', { close: true }));
+      assert.equal(err.statusCode, 100);
+    });
+  });
+
   describe('a proxy that never answers CONNECT', () => {
     it('the active timeout ends the tunnel: ERR_PROXY_TUNNEL with the timeout, once', async () => {
       const silent = keep(await startSilentProxy());

@@ -6,6 +6,8 @@
 // and without credentials; the proxy, noProxy and proxyEnv options.
 const assert = require('node:assert/strict');
 const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
 const { HttpAgent, HttpsAgent, constants } = require('steady-agent');
 const { createHttpServer, createHttpsServer, fixtures } = require('./support/servers');
 const { startProxy } = require('./support/proxy');
@@ -139,6 +141,22 @@ describe('proxy', () => {
       assert.equal(res.body, `POST /expect host=127.0.0.1:${target.port} x=expect`);
       assert.equal(proxy.requestLines[0], `POST http://127.0.0.1:${target.port}/expect`);
       assert.equal(proxy.authFailures, 0);
+    });
+
+    it('never proxies a request to a socketPath', async () => {
+      const socketPath = path.join(os.tmpdir(), `steady-agent-proxy-${process.pid}.sock`);
+      const local = http.createServer((req, res) => res.end(`local ${req.url}`));
+      await new Promise((resolve) => local.listen(socketPath, resolve));
+      closers.push(() => new Promise((resolve) => local.close(resolve)));
+      const body = await new Promise((resolve, reject) => {
+        http.get({ socketPath, path: '/unix', agent }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => { text += chunk; });
+          res.on('end', () => resolve(text));
+        }).on('error', reject);
+      });
+      assert.equal(body, 'local /unix');
+      assert.equal(proxy.accepted, 0);
     });
 
     it('keeps a Proxy-Authorization header the caller set', async () => {
