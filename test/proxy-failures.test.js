@@ -289,6 +289,20 @@ describe('proxy failures', () => {
       await waitFor(() => proxy.open === 0);
     });
 
+    it('TLS options that make no context (a wrong pfx passphrase) fail the request once', async () => {
+      const proxy = keep(await startProxy());
+      const target = keep(await createHttpsServer());
+      const agent = agentOf(HttpsAgent, {
+        proxy: proxy.url(), ca: fixtures.ca, pfx: fixtures.clientPfx, passphrase: 'wrong',
+      });
+      const outcome = await settle(target.url('/x'), { agent });
+      assert.equal(outcome.errors, 1);
+      assert.equal(outcome.responses, 0);
+      assert.equal(agent.createSocketErrorCount, 1);
+      assertEmpty(agent);
+      await waitFor(() => proxy.open === 0);
+    });
+
     it('an https proxy whose certificate the agent does not trust fails the request', async () => {
       const proxy = keep(await startProxy({ protocol: 'https:' }));
       const target = keep(await createHttpsServer());

@@ -82,9 +82,6 @@ class ProxyRoutes {
     this.#forwardPool = `via ${proxy.origin}`;
   }
 
-  /** The proxy's origin (scheme, host, port), without credentials. */
-  get origin() { return this.#proxy.origin; }
-
   /** addRequest: the options core gets for `req`, tagged when it goes through the proxy. */
   route(req, options, port, localAddress) {
     // The legacy form addRequest(req, host, port, localAddress).
@@ -113,15 +110,12 @@ class ProxyRoutes {
   /**
    * createConnection for a proxied request. http: returns the connection to
    * the proxy. https: returns undefined and calls `callback` once, with the
-   * TLS socket inside the tunnel or the error that ended it.
+   * TLS socket inside the tunnel or the error that ended it (core's
+   * createSocket always passes one; only its requests are tagged).
    */
   createConnection(agent, options, callback, connectTls) {
     const socket = this.#connect(options);
     if (!this.#tunnels) return socket;
-    if (typeof callback !== 'function') {
-      socket.destroy();
-      throw new TypeError('createConnection through a proxy tunnel needs a callback');
-    }
     // Core's maps, touched directly: core counts a socket against maxSockets
     // and maxTotalSockets only once createConnection delivers it, so every
     // request arriving while a tunnel is being established would open a
