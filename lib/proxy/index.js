@@ -30,6 +30,8 @@ const kRequestTimeout = Symbol('steady-agent.requestTimeout');
 
 // TLS contexts for https: proxies, per `ca` value; bounded.
 const CONTEXT_LIMIT = 16;
+// Cached tunnel pool names; bounded.
+const NAME_LIMIT = 1024;
 
 /**
  * Rewrites an http request for a forward proxy: the request line in absolute
@@ -74,6 +76,9 @@ class ProxyRoutes {
   #tunnels; // https agent: CONNECT tunnels; http agent: forward requests
   #forwardPool;
   #contexts = new Map();
+  // Tunnel pool names by the target's pool name: getName runs several times
+  // per request, and a name built anew is a new string to hash each time.
+  #tunnelPools = new Map();
 
   constructor({ proxy, noProxy }, protocol) {
     this.#proxy = proxy;
@@ -98,7 +103,15 @@ class ProxyRoutes {
   /** getName: the pool of a proxied request (`name` is the usual one). */
   poolName(name, options) {
     if (options[kProxied] !== true) return name;
-    if (this.#tunnels) return `${name} via ${this.#proxy.origin}`;
+    if (this.#tunnels) {
+      let pool = this.#tunnelPools.get(name);
+      if (pool === undefined) {
+        if (this.#tunnelPools.size >= NAME_LIMIT) this.#tunnelPools.clear();
+        pool = `${name} via ${this.#proxy.origin}`;
+        this.#tunnelPools.set(name, pool);
+      }
+      return pool;
+    }
     return options.localAddress ? `${this.#forwardPool} from ${options.localAddress}` : this.#forwardPool;
   }
 
