@@ -91,7 +91,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // ---- naming and picking a free socket ----------------------------------
 
     addRequest(req, options, port, localAddress) {
-      // Proxy: absolute-form rewrite and proxied tag (lib/proxy).
+      // Proxy: absolute-form rewrite of http requests (lib/proxy).
       if (this.#proxy !== null) options = this.#proxy.route(req, options, port, localAddress);
       this.#picking = true;
       try {

@@ -3,8 +3,8 @@
 // Requests through a proxy. The keep-alive agent calls in at three hooks,
 // only when a proxy is configured:
 //
-//   addRequest       route(): decide per request (NO_PROXY), rewrite an http
-//                    request to absolute form, tag its options as proxied
+//   addRequest       route(): rewrite an http request for the proxy (absolute
+//                    form, Proxy-Authorization) unless NO_PROXY matches it
 //   getName          poolName(): http requests share one pool per proxy;
 //                    https requests get one pool per proxy + target + TLS identity
 //   createConnection createConnection(): connect to the proxy (http), or open
@@ -20,12 +20,10 @@ const { normalizeProxyOptions, resolveProxy } = require('./options');
 const { bypasses } = require('./no_proxy');
 const { openTunnel, authority } = require('./tunnel');
 
-// Set on the options of a request that goes through the proxy. Core copies
-// options (own symbols included) into createSocket, createConnection and the
-// queue, so the decision made once in addRequest travels with the request.
-const kProxied = Symbol('steady-agent.proxied');
-// The request's own timeout (the `timeout` request option): Node 22+ puts it
-// in createConnection's options itself, Node 18 and 20 do not.
+// The request's own timeout (the `timeout` request option) for the CONNECT
+// wait: Node 22+ puts it in createConnection's options itself, Node 18 and 20
+// do not. Core copies options (own symbols included) into createSocket,
+// createConnection and its queue, so it travels with the request.
 const kRequestTimeout = Symbol('steady-agent.requestTimeout');
 
 // TLS contexts for https: proxies, per `ca` value; bounded.
@@ -87,22 +85,37 @@ class ProxyRoutes {
     this.#forwardPool = `via ${proxy.origin}`;
   }
 
-  /** addRequest: the options core gets for `req`, tagged when it goes through the proxy. */
+  /**
+   * addRequest: rewrites an http request for the proxy, and returns the
+   * options core gets for `req` (the same object, as a rule: copying them
+   * would cost every request, and core copies them twice more).
+   */
   route(req, options, port, localAddress) {
     // The legacy form addRequest(req, host, port, localAddress).
     if (typeof options === 'string') options = { host: options, port, localAddress };
-    if (options == null || options.socketPath) return options;
-    if (bypasses(this.#noProxy, options.host || 'localhost', options.port)) return options;
+    if (options == null || !this.proxies(options)) return options;
     if (!this.#tunnels) {
       toAbsoluteForm(req, options, this.#proxy.authorization);
-      return { __proto__: null, ...options, [kProxied]: true };
+      return options;
     }
-    return { __proto__: null, ...options, [kProxied]: true, [kRequestTimeout]: req.timeout };
+    // Only a request with a timeout of its own pays for a copy (the agent's
+    // options would override the request's `timeout` in core's copies).
+    const timeout = req.timeout;
+    return timeout > 0 ? { __proto__: null, ...options, [kRequestTimeout]: timeout } : options;
+  }
+
+  /**
+   * Whether a request with these options goes through the proxy. Decided
+   * from the target each time it is asked (addRequest, getName,
+   * createConnection): without NO_PROXY entries, that is a length check.
+   */
+  proxies(options) {
+    return !options.socketPath && !bypasses(this.#noProxy, options.host || 'localhost', options.port);
   }
 
   /** getName: the pool of a proxied request (`name` is the usual one). */
   poolName(name, options) {
-    if (options[kProxied] !== true) return name;
+    if (!this.proxies(options)) return name;
     if (this.#tunnels) {
       let pool = this.#tunnelPools.get(name);
       if (pool === undefined) {
@@ -117,7 +130,7 @@ class ProxyRoutes {
 
   /** True when createConnection must go through the proxy. */
   handles(options) {
-    return options[kProxied] === true;
+    return this.proxies(options);
   }
 
   /**
