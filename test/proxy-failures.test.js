@@ -230,6 +230,22 @@ describe('proxy failures', () => {
       assert.match(err.message, /closed the connection before answering/);
     });
 
+    it('asks for an IPv6 target in brackets', async () => {
+      let line;
+      const server = keep(await createRawServer((socket) => {
+        socket.on('error', () => {});
+        socket.once('data', (chunk) => {
+          [line] = chunk.toString('latin1').split('\r\n');
+          socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+        });
+      }));
+      const agent = agentOf(HttpsAgent, { proxy: `http://127.0.0.1:${server.port}` });
+      const outcome = await settle('https://[::1]:8443/x', { agent });
+      assert.equal(outcome.err.statusCode, 403);
+      assert.equal(outcome.err.target, '[::1]:8443');
+      assert.equal(line, 'CONNECT [::1]:8443 HTTP/1.1');
+    });
+
     it('a 1xx is not a tunnel', async () => {
       const err = await attempt(await answering('HTTP/1.1 100 Continue\r\n\r\n', { close: true }));
       assert.equal(err.statusCode, 100);
@@ -301,6 +317,26 @@ describe('proxy failures', () => {
       assert.equal(agent.createSocketErrorCount, 1);
       assertEmpty(agent);
       await waitFor(() => proxy.open === 0);
+    });
+
+    it('an https proxy is verified against the default roots when the agent has no ca', async () => {
+      const proxy = keep(await startProxy({ protocol: 'https:' }));
+      const agent = agentOf(HttpsAgent, { proxy: proxy.url() });
+      const outcome = await settle('https://127.0.0.1:9/x', { agent });
+      assert.equal(outcome.errors, 1);
+      assert.match(outcome.err.code, /CERT|SIGNATURE|ISSUER/);
+      assert.equal(proxy.connects, 0);
+      assertEmpty(agent);
+    });
+
+    it('an https proxy trusted through a ca array serves tunnels to two targets', async () => {
+      const proxy = keep(await startProxy({ protocol: 'https:' }));
+      const first = keep(await createHttpsServer());
+      const second = keep(await createHttpsServer());
+      const agent = agentOf(HttpsAgent, { proxy: proxy.url(), ca: [fixtures.ca] });
+      const outcomes = await Promise.all([settle(first.url('/1'), { agent }), settle(second.url('/2'), { agent })]);
+      assert.deepEqual(outcomes.map((o) => o.res?.statusCode), [200, 200]);
+      assert.equal(proxy.connects, 2);
     });
 
     it('an https proxy whose certificate the agent does not trust fails the request', async () => {

@@ -9,7 +9,7 @@ const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { HttpAgent, HttpsAgent, constants } = require('steady-agent');
-const { createHttpServer, createHttpsServer, fixtures } = require('./support/servers');
+const { createHttpServer, createHttpsServer, createRawServer, onRequests, rawResponse, fixtures } = require('./support/servers');
 const { startProxy } = require('./support/proxy');
 const { request, waitFor } = require('./support/request');
 
@@ -141,6 +141,39 @@ describe('proxy', () => {
       assert.equal(res.body, `POST /expect host=127.0.0.1:${target.port} x=expect`);
       assert.equal(proxy.requestLines[0], `POST http://127.0.0.1:${target.port}/expect`);
       assert.equal(proxy.authFailures, 0);
+    });
+
+    it('rewrites a stored header without adding credentials when the proxy URL has none', async () => {
+      const open = keep(await startProxy());
+      const plain = agentOf(HttpAgent, { proxy: open.url() });
+      const res = await request(target.url('/bare'), { agent: plain, headers: ['Host', `127.0.0.1:${target.port}`] });
+      assert.equal(res.status, 200);
+      assert.deepEqual(open.requestLines, [`GET http://127.0.0.1:${target.port}/bare`]);
+      assert.deepEqual(open.proxyAuthorization, [undefined]);
+    });
+
+    it('names the pool of connections to the proxy after the localAddress too', async () => {
+      const local = agentOf(HttpAgent, { proxy: proxy.url(CREDENTIALS), localAddress: '127.0.0.1' });
+      const res = await request(target.url('/local'), { agent: local });
+      assert.equal(res.status, 200);
+      assert.deepEqual(Object.keys(local.getCurrentStatus().freeSockets), [`via http://127.0.0.1:${proxy.port} from 127.0.0.1`]);
+      assert.equal(typeof local.getName(), 'string');
+      assert.equal(typeof agentOf(HttpsAgent, { proxy: proxy.url() }).getName(), 'string');
+    });
+
+    it('leaves OPTIONS * and a path already in absolute form as written', async () => {
+      const lines = [];
+      const raw = keep(await createRawServer((socket) => {
+        onRequests(socket, ({ method, path: target }) => {
+          lines.push(`${method} ${target}`);
+          socket.write(rawResponse('seen'));
+        });
+      }));
+      const plain = agentOf(HttpAgent, { proxy: `http://127.0.0.1:${raw.port}` });
+      await request('http://example.test:8080/', { agent: plain, method: 'OPTIONS', path: '*' });
+      await request('http://example.test:8080/', { agent: plain, path: 'http://elsewhere.test/x' });
+      assert.deepEqual(lines, ['OPTIONS *', 'GET http://elsewhere.test/x']);
+      assert.equal(raw.accepted, 1);
     });
 
     it('never proxies a request to a socketPath', async () => {

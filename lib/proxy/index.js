@@ -43,7 +43,7 @@ function toAbsoluteForm(req, options, authorization) {
   // CONNECT and `OPTIONS *` keep their forms (RFC 9112, 3.2.3 and 3.2.4);
   // a path already in absolute form stays as the caller wrote it.
   const rewrite = req.method !== 'CONNECT' && path[0] === '/';
-  const target = rewrite ? `http://${authority(options.host || 'localhost', options.port || 80)}${path}` : path;
+  const target = rewrite ? `http://${authority(options.host, options.port)}${path}` : path;
   const header = req._header;
   if (typeof header === 'string' && header !== '') {
     const lineEnd = header.indexOf('\r\n');
@@ -197,14 +197,10 @@ class ProxyRoutes {
     if (ca === undefined || ca === null) return undefined;
     let context = this.#contexts.get(ca);
     if (context !== undefined) return context;
-    const list = Array.isArray(ca) ? ca : [ca];
     context = tls.createSecureContext();
-    if (typeof context.context?.addCACert === 'function') {
-      for (const cert of list) context.context.addCACert(cert);
-    } else {
-      const defaults = typeof tls.getCACertificates === 'function' ? tls.getCACertificates('default') : tls.rootCertificates;
-      context = tls.createSecureContext({ ca: [...defaults, ...list] });
-    }
+    // addCACert: what createSecureContext itself calls for each `ca` entry
+    // (Node 18 to 26), here on top of the default roots rather than instead of them.
+    for (const cert of Array.isArray(ca) ? ca : [ca]) context.context.addCACert(cert);
     if (this.#contexts.size >= CONTEXT_LIMIT) this.#contexts.clear();
     this.#contexts.set(ca, context);
     return context;

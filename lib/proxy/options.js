@@ -20,7 +20,7 @@ class ProxyServer {
     let text;
     if (value instanceof URL) text = value.href;
     else if (typeof value === 'string') text = value;
-    else throw new InvalidProxyOptionError(option, `it is ${value === null ? 'null' : `a ${typeof value}`}, not a string or a URL`);
+    else throw new InvalidProxyOptionError(option, `it is a ${typeof value}, not a string or a URL`);
     if (/[\r\n]/.test(text)) throw new InvalidProxyOptionError(option, 'it contains a line break');
     let url;
     try {
@@ -31,7 +31,6 @@ class ProxyServer {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new InvalidProxyOptionError(option, `its scheme is ${JSON.stringify(url.protocol)}`);
     }
-    if (url.hostname === '') throw new InvalidProxyOptionError(option, 'it has no host');
     this.protocol = url.protocol;
     // net.connect takes an IPv6 address without the URL's brackets.
     this.host = url.hostname[0] === '[' ? url.hostname.slice(1, -1) : url.hostname;

@@ -48,7 +48,7 @@ function openTunnel(socket, { proxy, options, timeout, connectTls, done }) {
     if (settled) return;
     cleanup();
     socket.destroy();
-    log(err.statusCode ?? err.code ?? err.message);
+    log(err.statusCode ?? err.code);
     done(err);
   }
 
