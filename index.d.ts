@@ -43,13 +43,42 @@ declare namespace HttpAgent {
     serverTimeoutMargin?: Duration | undefined;
     /** Learn the idle limit of servers that send no Keep-Alive hint. Default `true`. */
     learnServerTimeout?: boolean | undefined;
+    /**
+     * A proxy for every request of the agent except those `noProxy` matches:
+     * `'http://proxy:3128'`, `'https://user:pass@proxy:8443'` or a `URL`.
+     * Credentials are sent as `Proxy-Authorization: Basic`.
+     */
+    proxy?: string | URL | undefined;
+    /**
+     * Hosts that bypass the proxy, in NO_PROXY syntax as Node 24 reads it:
+     * `'localhost,.internal.example,10.0.0.0-10.0.0.255'` or an array of entries.
+     */
+    noProxy?: string | readonly string[] | undefined;
+    /**
+     * Proxy settings from an environment (usually `process.env`), as Node 24's
+     * option of the same name: HttpAgent reads HTTP_PROXY, HttpsAgent
+     * HTTPS_PROXY (lower case first), both NO_PROXY. `proxy` and `noProxy` win.
+     */
+    proxyEnv?: ProxyEnv | undefined;
     /** @deprecated Use `freeSocketTimeout`. */
     keepAliveTimeout?: Duration | undefined;
     /** @deprecated Use `freeSocketTimeout`. */
     freeSocketKeepAliveTimeout?: Duration | undefined;
   }
 
-  type DurationFields = 'timeout' | 'keepAliveMsecs';
+  /** The variables `proxyEnv` reads; any other keys (all of process.env) are ignored. */
+  interface ProxyEnv {
+    HTTP_PROXY?: string | undefined;
+    http_proxy?: string | undefined;
+    HTTPS_PROXY?: string | undefined;
+    https_proxy?: string | undefined;
+    NO_PROXY?: string | undefined;
+    no_proxy?: string | undefined;
+    [name: string]: string | undefined;
+  }
+
+  // proxyEnv: Node 24's own declaration is replaced by ours (the same meaning).
+  type DurationFields = 'timeout' | 'keepAliveMsecs' | 'proxyEnv';
 
   interface HttpOptions extends Omit<http.AgentOptions, DurationFields>, KeepAliveOptions {}
   interface HttpsOptions extends Omit<https.AgentOptions, DurationFields>, KeepAliveOptions {}

@@ -11,7 +11,7 @@ const { spawn } = require('node:child_process');
 const path = require('node:path');
 const { commandLine, MD_FILE, JSON_FILE } = require('./lib/results');
 
-const SCENARIOS = ['proxy', 'client-cost', 'https-cost', 'instructions', 'nagle', 'race', 'axios-latency'];
+const SCENARIOS = ['proxy', 'client-cost', 'https-cost', 'instructions', 'nagle', 'race', 'axios-latency', 'proxy-tunnel'];
 // A scenario still running after this long is killed (its servers exit with
 // it). instructions.js runs every agent under valgrind, two runs of minutes
 // each per agent and protocol, so it gets longer than the rest.

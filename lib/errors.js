@@ -53,9 +53,44 @@ class InvalidOptionValueError extends RangeError {
   }
 }
 
+/**
+ * A `proxy` option, or a proxy URL read from `proxyEnv`, that is not an
+ * http: or https: URL. The message names the option and what is wrong, and
+ * never repeats the value: it may hold the proxy's credentials.
+ */
+class InvalidProxyOptionError extends TypeError {
+  constructor(option, problem) {
+    super(`The "${option}" option must be an http: or https: proxy URL: ${problem}`);
+    this.name = 'InvalidProxyOptionError';
+    this.code = 'ERR_INVALID_ARG_VALUE';
+    this.option = option;
+  }
+}
+
+/**
+ * A CONNECT tunnel through a proxy could not be established: the proxy
+ * answered with a non-2xx status (`statusCode`, 407 for missing or wrong
+ * credentials), closed the connection, or did not answer within `timeout` ms.
+ * `proxy` is the proxy's origin without credentials; `target` is host:port.
+ * The code is Node's own for its built-in proxy support.
+ */
+class ProxyTunnelError extends Error {
+  constructor(message, { proxy, target, statusCode, timeout } = {}) {
+    super(message);
+    this.name = 'ProxyTunnelError';
+    this.code = 'ERR_PROXY_TUNNEL';
+    this.proxy = proxy;
+    this.target = target;
+    if (statusCode !== undefined) this.statusCode = statusCode;
+    if (timeout !== undefined) this.timeout = timeout;
+  }
+}
+
 module.exports = {
   SocketTimeoutError,
   AgentDestroyedError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
+  InvalidProxyOptionError,
+  ProxyTunnelError,
 };

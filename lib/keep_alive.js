@@ -19,6 +19,7 @@ const { parseKeepAlive } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
 const { MAX_TIMER } = require('./options');
 const { warnDeprecated } = require('./deprecate');
+const { createProxyRoutes } = require('./proxy');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -102,6 +103,8 @@ function keepAlive(Base, { name, getName: naming }) {
     errorSocketCountLastCheck = 0;
     timeoutSocketCountLastCheck = 0;
     requestCountLastCheck = 0;
+    // Proxy routing (lib/proxy), or null: without a proxy, one null check per hook.
+    #proxy = null;
 
     constructor(options) {
       const config = normalizeOptions(options);
@@ -110,6 +113,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // the caller writes them to agent.options.
       this.#config = { ...config };
       this.options = agentOptions(this.options, this.#config);
+      this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so
       // that we see the pool and the queue as core is about to change them.
@@ -119,6 +123,8 @@ function keepAlive(Base, { name, getName: naming }) {
     // ---- naming and picking a free socket ----------------------------------
 
     addRequest(req, options, port, localAddress) {
+      // Proxy: absolute-form rewrite of http requests (lib/proxy).
+      if (this.#proxy !== null) options = this.#proxy.route(req, options, port, localAddress);
       this.#picking = true;
       try {
         super.addRequest(req, options, port, localAddress);
@@ -128,7 +134,9 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     getName(options = {}) {
-      const pool = naming === undefined ? super.getName(options) : naming(this, options);
+      let pool = naming === undefined ? super.getName(options) : naming(this, options);
+      // Proxy: pools named after the proxy (lib/proxy).
+      if (this.#proxy !== null) pool = this.#proxy.poolName(pool, options);
       // Core's addRequest names the pool and then takes a free socket from it
       // without asking us. This is the one moment between the two: make sure
       // the socket it is about to take is alive.
@@ -181,8 +189,13 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#creating = creation;
       try {
         super.createSocket(req, options, (err, socket) => {
-          if (err) this.#socketCreateFailed();
-          else this[INIT_SOCKET](socket, creation.options);
+          // A failure before there was a socket of ours (a proxy tunnel);
+          // destroy() ending a tunnel under way is not one.
+          if (err) {
+            if (!(err instanceof AgentDestroyedError)) this.#socketCreateFailed();
+          } else {
+            this[INIT_SOCKET](socket, creation.options);
+          }
           callback(err, socket);
         });
       } finally {
@@ -197,7 +210,11 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#creating = null;
       let socket;
       try {
-        socket = super.createConnection(...args);
+        // Proxy: for core's createSocket, connect to the proxy instead; a
+        // CONNECT tunnel answers through core's callback (lib/proxy).
+        socket = creation !== null && this.#proxy !== null && this.#proxy.handles(args[0])
+          ? this.#proxy.createConnection(this, args[0], args[1], (tlsOptions) => super.createConnection(tlsOptions))
+          : super.createConnection(...args);
       } catch (err) {
         // TLS options that make no secure context (a wrong pfx passphrase)
         // throw here, to the caller of http.request, as with core's agent.
@@ -569,8 +586,9 @@ function keepAlive(Base, { name, getName: naming }) {
      * its response fails with 'socket hang up' (ECONNRESET); one whose
      * response has arrived sees no request error (a body cut short shows on
      * the response). Requests queued behind maxSockets, never sent, fail with
-     * ERR_AGENT_DESTROYED, where core's agent would leave them hanging. As
-     * with core's agent, a request made afterwards opens a new socket.
+     * ERR_AGENT_DESTROYED, where core's agent would leave them hanging; so do
+     * requests waiting for a proxy tunnel. As with core's agent, a request
+     * made afterwards opens a new socket.
      */
     destroy() {
       const queued = this.requests;
@@ -582,6 +600,14 @@ function keepAlive(Base, { name, getName: naming }) {
       for (const map of [this.sockets, this.freeSockets]) {
         for (const pool of Object.keys(map)) {
           for (const socket of map[pool]) socket[kClosedByAgent] = true;
+        }
+      }
+      // A connection still opening a proxy tunnel holds its place in
+      // agent.sockets without being a socket of ours yet: its request was
+      // never sent, so it fails as the queued ones do.
+      for (const pool of Object.keys(this.sockets)) {
+        for (const socket of this.sockets[pool]) {
+          if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
         }
       }
       super.destroy();

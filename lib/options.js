@@ -5,6 +5,7 @@
 const { ms } = require('humanize-ms');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
+const { proxyOptions } = require('./proxy');
 
 // The largest delay a Node timer accepts; longer ones fire after 1 ms.
 const MAX_TIMER = 2 ** 31 - 1;
@@ -54,6 +55,8 @@ const OWN = new Set([
   'keepAlive', 'keepAliveMsecs', 'freeSocketTimeout', 'timeout', 'socketActiveTTL',
   'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets',
   'keepAliveTimeout', 'freeSocketKeepAliveTimeout',
+  // Never passed to core: Node 22.21+/24.5+ would proxy on its own with proxyEnv.
+  'proxy', 'noProxy', 'proxyEnv',
 ]);
 
 /**
@@ -97,6 +100,9 @@ function normalizeOptions(input) {
   if (maxFreeSockets !== undefined) normalized.maxFreeSockets = maxFreeSockets;
   // maxTotalSockets and scheduling pass through: core's constructor validates
   // them, and code written for core's agent expects core's error classes.
+  // Proxy settings (lib/proxy): validated here, resolved by the agent.
+  const proxy = proxyOptions(input);
+  if (proxy !== undefined) normalized.proxy = proxy;
 
   // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
   // buffer; keep it in step with ours.
@@ -110,7 +116,7 @@ function normalizeOptions(input) {
 const CONSTRUCTION_ONLY = new Set([
   'keepAliveMsecs', 'serverTimeoutMargin',
   'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
-  'agentKeepAliveTimeoutBuffer',
+  'agentKeepAliveTimeoutBuffer', 'proxy',
 ]);
 
 // Options read again each time a socket goes free or active: a write to

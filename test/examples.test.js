@@ -42,6 +42,14 @@ const examples = {
     /^\[monitor\] status changed: created=\d+ closed=\d+ requests=\d+/m,
     /^\[load\] sent \d+ requests; now idle$/m,
   ],
+  'proxy.js': [
+    /^GET https \/1 -> 200 "secure hello from \/1" \(new tunnel\)$/m,
+    /^GET https \/3 -> 200 "secure hello from \/3" \(reused tunnel\)$/m,
+    /^GET http \/2 -> 200 "hello from \/2" \(reused connection to the proxy\)$/m,
+    /^GET http:\/\/localhost\/direct -> 200 \(no proxy\)$/m,
+    /^tunnels opened: 1, https requests: 3$/m,
+    /^the proxy saw: CONNECT 127\.0\.0\.1:PORT \| GET http:\/\/127\.0\.0\.1:PORT\/1 \| GET http:\/\/127\.0\.0\.1:PORT\/2$/m,
+  ],
   'graceful-shutdown.js': [
     /^SIGTERM: waiting for 3 in-flight requests$/m,
     /^3\/3 in-flight requests finished$/m,

@@ -13,7 +13,7 @@ const JSON_FILE = path.join(DIR, 'results.json');
 const MD_FILE = path.join(DIR, 'results.md');
 
 // The order scenarios appear in results.md.
-const ORDER = ['proxy', 'client-cost', 'https-cost', 'instructions', 'nagle', 'race', 'axios-latency'];
+const ORDER = ['proxy', 'client-cost', 'https-cost', 'instructions', 'nagle', 'race', 'axios-latency', 'proxy-tunnel'];
 
 function machine() {
   const cpus = os.cpus();

@@ -61,7 +61,7 @@ const perOrigin: Record<string, number>[] = [
   status.freeSockets,
   status.sockets,
   status.requests,
-  status.serverIdleTimeouts,
+  httpAgent.serverIdleTimeouts,
 ];
 const changed: boolean = httpAgent.statusChanged;
 
@@ -97,7 +97,18 @@ axios.create({ httpAgent, httpsAgent });
 httpAgent.destroy();
 httpsAgent.destroy();
 
+// Proxies: a URL string or URL, NO_PROXY as a string or array, process.env.
+const proxied = new HttpsAgent({ proxy: 'http://user:pass@proxy.internal:3128', noProxy: ['localhost', '.internal'] });
+new HttpAgent({ proxy: new URL('https://proxy.internal:8443'), noProxy: 'localhost,127.0.0.1' });
+new HttpsAgent({ proxyEnv: process.env });
+new HttpAgent({ proxyEnv: { HTTP_PROXY: 'http://proxy:3128', NO_PROXY: '*' } });
+proxied.destroy();
+
 // Negative checks: each line must fail to compile.
+// @ts-expect-error proxy is a string or a URL
+new HttpAgent({ proxy: { host: 'proxy', port: 3128 } });
+// @ts-expect-error noProxy entries are strings
+new HttpsAgent({ noProxy: [3128] });
 // @ts-expect-error a duration is a number or a string
 new HttpAgent({ timeout: true });
 // @ts-expect-error a duration is not an object
@@ -108,10 +119,15 @@ new HttpAgent({ learnServerTimeout: 'yes' });
 new HttpAgent({ scheduling: 'random' });
 // @ts-expect-error no such status field
 status.socketCount;
-// @ts-expect-error the counters are read-only
+// The counters are plain numbers a monitoring loop may reset, as agentkeepalive's.
 httpAgent.createSocketCount = 0;
-// @ts-expect-error the normalised options are read-only
+// timeout, freeSocketTimeout and socketActiveTTL may be written; the rest is read-only.
 httpAgent.options.timeout = 1;
+httpsAgent.options.freeSocketTimeout = 1000;
+// @ts-expect-error the other normalised options are read-only
+httpAgent.options.keepAlive = false;
+// @ts-expect-error the learned limits are read-only
+httpAgent.serverIdleTimeouts = {};
 // @ts-expect-error statusChanged is read-only
 httpAgent.statusChanged = false;
 // @ts-expect-error constants are distinct unique symbols
