@@ -10,7 +10,7 @@ const assert = require('node:assert/strict');
 const { constants } = require('..');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createScriptedServer, poolOf, rawResponse } = require('./support/raw');
-const { request, waitFor } = require('./support/request');
+const { request, delay, waitFor } = require('./support/request');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
 const inPool = (agent, socket) => Object.values(agent.freeSockets).some((list) => list.includes(socket));
@@ -187,6 +187,217 @@ for (const protocol of PROTOCOLS) {
       await waitFor(() => freeCount(agent) === 1);
       await waitFor(() => freeCount(agent) === 0);
       assert.equal(server.connections[1].closed, false, 'out of the pool before the server\'s 700 ms');
+    });
+  });
+}
+
+// What is not an idle limit, and limits that correct themselves. Each test
+// counts connections and failures; none measures a duration.
+for (const protocol of PROTOCOLS) {
+  describe(`learning that cannot be fooled (${protocol})`, () => {
+    const servers = [];
+    let agent;
+
+    afterEach(async () => {
+      if (agent) agent.destroy();
+      agent = null;
+      await Promise.all(servers.splice(0).map((server) => server.close()));
+    });
+
+    async function scripted(options) {
+      const server = await createScriptedServer(protocol, options);
+      servers.push(server);
+      return server;
+    }
+
+    /** The server closes every connection it holds at once (a restart, or a drain). */
+    function drain(server) {
+      for (const conn of server.connections) {
+        if (conn.closed) continue;
+        conn.closedBy ??= 'server';
+        conn.socket.destroy();
+      }
+    }
+
+    /** `count` requests, `gap` ms apart; resolves with the failures. */
+    async function steady(server, count, gap) {
+      const failures = [];
+      for (let i = 0; i < count; i++) {
+        if (i > 0) await delay(gap);
+        await request(server.url(`/${i}`), { agent }).then(
+          (res) => { if (res.body !== 'ok') failures.push(res.body); },
+          (err) => failures.push(`${i}: ${err.code || err.message}`),
+        );
+      }
+      return failures;
+    }
+
+    // A server with a 5 s idle limit and no hint, whose responses come after
+    // the delay in their path: three sockets freed 150 ms apart.
+    const delayed = () => scripted({
+      idleTimeout: 5000,
+      respond: async ({ path }) => {
+        await delay(Number(path.slice(1)) || 0);
+        return rawResponse('ok');
+      },
+    });
+
+    it('a restart closing idle sockets of differing idle times together teaches nothing: 30 requests 50 ms apart then use 1 new connection', async () => {
+      const server = await delayed();
+      agent = createAgent(protocol);
+      await Promise.all([0, 150, 300].map((ms) => request(server.url(`/${ms}`), { agent })));
+      await waitFor(() => freeCount(agent) === 3);
+      await delay(200);
+      drain(server);
+      await waitFor(() => agent.closeSocketCount === 3);
+      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+
+      const failures = await steady(server, 30, 50);
+      assert.deepEqual(failures, []);
+      assert.ok(server.accepted - 3 <= 2, `${server.accepted - 3} new connections`);
+    });
+
+    it('a single early close (one idle socket drained at 200 ms) does not end keep-alive: 30 requests 50 ms apart, at most 2 new connections', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol);
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(200);
+      drain(server);
+      await waitFor(() => agent.closeSocketCount === 1);
+
+      const failures = await steady(server, 30, 50);
+      assert.deepEqual(failures, []);
+      assert.ok(server.accepted - 1 <= 2, `${server.accepted - 1} new connections`);
+    });
+
+    it('a wrong (too low) limit is forgotten within one freeSocketTimeout, and sockets are reused again', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol, { freeSocketTimeout: 1000 });
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(200);
+      drain(server);
+      await waitFor(() => Object.keys(agent.getCurrentStatus().serverIdleTimeouts).length === 1);
+
+      // The next socket reaches the wrong limit, leaves the pool as a probe,
+      // and outlives it: the server keeps it open for freeSocketTimeout.
+      const probe = await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await waitFor(() => freeCount(agent) === 0);
+      const status = agent.getCurrentStatus();
+      assert.equal(probe.socket.destroyed, false, 'the probe is open');
+      assert.equal(total(status.freeSockets) + total(status.sockets), 0, 'a probe is neither free nor active');
+      await waitFor(() => probe.socket.destroyed);
+      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {}, 'forgotten');
+      assert.equal(server.closedBy('client'), 1, 'the agent ended the probe');
+
+      const before = server.accepted;
+      const failures = await steady(server, 5, 400);
+      assert.deepEqual(failures, []);
+      assert.equal(server.accepted - before, 1, 'one socket for all five: 400 ms gaps are within freeSocketTimeout again');
+    });
+
+    it('a low limit is raised when the probe is closed later by the server', async () => {
+      // Connection 0 is closed after 200 ms idle, later ones after 1000 ms.
+      const server = await scripted({ idleTimeout: (conn) => (conn.id === 0 ? 200 : 1000) });
+      agent = createAgent(protocol, { freeSocketTimeout: 4000 });
+      await request(server.url('/'), { agent });
+      await waitFor(() => server.connections[0].closed);
+      await waitFor(() => Object.keys(agent.getCurrentStatus().serverIdleTimeouts).length === 1);
+      const [low] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
+
+      const probe = await request(server.url('/'), { agent });
+      await waitFor(() => probe.socket.destroyed, { limit: 8000 });
+      assert.equal(server.connections[1].closedBy, 'server');
+      const [raised] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
+      assert.ok(raised > low + 500, `raised from ${low} ms to ${raised} ms`);
+    });
+
+    it('a correct limit stays: the probe is closed by the server at the same limit', async () => {
+      const server = await scripted({ idleTimeout: 600 });
+      agent = createAgent(protocol);
+      for (let i = 0; i < 3; i++) {
+        const res = await request(server.url('/'), { agent });
+        await waitFor(() => res.socket.destroyed);
+      }
+      assert.equal(server.closedBy('server'), 3);
+      const [limit] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
+      assert.ok(limit >= 550 && limit <= 700, `limit ${limit} ms`);
+      // Gaps within the limit's allowance reuse one socket.
+      const before = server.accepted;
+      assert.deepEqual(await steady(server, 5, 200), []);
+      assert.equal(server.accepted - before, 1);
+    });
+
+    it('agent.destroy() closes a probe', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol);
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(100);
+      drain(server);
+      await waitFor(() => Object.keys(agent.getCurrentStatus().serverIdleTimeouts).length === 1);
+      const probe = await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await waitFor(() => freeCount(agent) === 0);
+      assert.equal(probe.socket.destroyed, false);
+      agent.destroy();
+      await waitFor(() => server.connections[1].closed);
+      assert.equal(server.connections[1].closedBy, 'client');
+      assert.equal(probe.socket.destroyed, true);
+    });
+
+    it('a 300 ms limit with requests 100 ms apart: at most 3 connections for 30 requests', async () => {
+      const server = await scripted({ idleTimeout: 300 });
+      agent = createAgent(protocol);
+      const first = await request(server.url('/'), { agent });
+      await waitFor(() => first.socket.destroyed);
+      assert.equal(Object.keys(agent.getCurrentStatus().serverIdleTimeouts).length, 1);
+
+      const before = server.accepted;
+      assert.deepEqual(await steady(server, 30, 100), []);
+      assert.ok(server.accepted - before <= 3, `${server.accepted - before} connections`);
+    });
+
+    // The server closes a connection when a request comes after it sat idle
+    // for 300 ms or more, as a server whose idle close crosses the request
+    // on the wire: the request fails before any byte of its response.
+    for (const how of ['fin', 'reset']) {
+      it(`learns from the collision itself: one request lost, none after (server ${how})`, async () => {
+        const lastReply = new Map();
+        const server = await scripted({
+          respond: (req, conn) => {
+            const last = lastReply.get(conn);
+            if (last !== undefined && performance.now() - last >= 300) {
+              if (how === 'reset') conn.tcp.resetAndDestroy();
+              return null;
+            }
+            lastReply.set(conn, performance.now());
+            return rawResponse('ok');
+          },
+        });
+        agent = createAgent(protocol);
+        assert.deepEqual(await steady(server, 1, 0), []);
+        const failures = await steady(server, 6, 450);
+        assert.equal(failures.length, 1, `failures: ${failures.join(', ')}`);
+        assert.match(failures[0], /^1: (ECONNRESET|EPIPE|socket hang up)/);
+        const [learned] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
+        assert.ok(learned >= 400, `learned ${learned} ms`);
+      });
+    }
+
+    it('learnServerTimeout: false: no collision learned, no probe', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol, { learnServerTimeout: false });
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(100);
+      drain(server);
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+      assert.deepEqual(await steady(server, 3, 200), []);
+      assert.equal(server.accepted, 2);
     });
   });
 }
