@@ -288,7 +288,7 @@ for (const protocol of PROTOCOLS) {
       const status = agent.getCurrentStatus();
       assert.equal(probe.socket.destroyed, false, 'the probe is open');
       assert.equal(total(status.freeSockets) + total(status.sockets), 0, 'a probe is neither free nor active');
-      await waitFor(() => probe.socket.destroyed);
+      await waitFor(() => probe.socket.destroyed && server.connections[1].closed);
       assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {}, 'forgotten');
       assert.equal(server.closedBy('client'), 1, 'the agent ended the probe');
 
