@@ -10,6 +10,8 @@
 //   Each attempt (a fresh agent) sends a request, waits hint seconds plus an
 //   offset spread evenly over ±spread ms, and sends again; then once more a
 //   quarter of the hint later (where the server allows reuse).
+// - node: Node's own http.Server, keepAliveTimeout = hint seconds (it sends
+//   the Keep-Alive hint itself); attempts as for hinted.
 // - hintless: announces nothing and closes connections idle for <idle> ms.
 //   Each attempt (a fresh agent: one origin) sends a request, then ROUNDS
 //   times waits the limit plus its offset and sends again, then waits half
@@ -52,7 +54,7 @@ const RESTART_LIMIT = 5000;
 const RESTART_AFTER = 200;
 const RESTART_REQUESTS = 30;
 const RESTART_GAP = 50;
-const SCENARIOS = (process.env.BENCH_RACE_SCENARIOS || 'hinted,hintless,restart').split(',').map((s) => s.trim());
+const SCENARIOS = (process.env.BENCH_RACE_SCENARIOS || 'hinted,node,hintless,restart').split(',').map((s) => s.trim());
 // steady-agent closes an idle socket serverTimeoutMargin (default 1000 ms)
 // before the announced limit, so with a 1 s hint it would keep nothing; a
 // smaller margin is given then (or whenever BENCH_RACE_MARGIN is set).
@@ -122,6 +124,12 @@ const SCENARIO = {
       return results;
     },
   },
+  node: {
+    server: { hint, node: true },
+    label: `Node's http.Server (keepAliveTimeout ${hint * 1000} ms, which it announces), as hinted`,
+    attempts,
+    run: (candidate, port) => SCENARIO.hinted.run(candidate, port),
+  },
   hintless: {
     server: { hint: 0, idle: idleLimit },
     label: `hintless (closes at ${idleLimit} ms), ${ROUNDS} requests ${idleLimit} ms ±${spread} ms apart, then one ${idleLimit / 2} ms later`,
@@ -161,6 +169,7 @@ const SCENARIO = {
 
 const requestsPer = {
   hinted: 3,
+  node: 3,
   hintless: ROUNDS + 2,
   restart: 3 + RESTART_REQUESTS,
 };
@@ -208,7 +217,7 @@ async function main() {
   const rows = [];
   const raw = {};
   for (const id of SCENARIOS) {
-    if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, hintless, restart)`);
+    if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, node, hintless, restart)`);
     const result = await runScenario(id, list);
     rows.push(...result.rows);
     Object.assign(raw, result.raw);

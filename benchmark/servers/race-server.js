@@ -7,13 +7,16 @@
 // does. A request sent on that connection at about that moment meets a
 // closed socket: that is the race.
 //
-// Options: { hint: seconds, idle: ms }. With `hint: 0` the server announces
-// nothing and closes connections idle for `idle` ms (default 2000): a hintless
-// server, whose limit a client can only learn.
+// Options: { hint: seconds, idle: ms, node: boolean }. With `hint: 0` the
+// server announces nothing and closes connections idle for `idle` ms (default
+// 2000): a hintless server, whose limit a client can only learn. With
+// `node: true` it is Node's own http.Server with keepAliveTimeout = hint
+// seconds (it announces `Keep-Alive: timeout=<hint>` itself).
 //
 // Calls: reset() returns the stats so far and starts new ones; drain() closes
 // every idle connection at once, as a restarting or draining server does
 // (server.closeIdleConnections()).
+const http = require('node:http');
 const net = require('node:net');
 const { readOptions, answerCalls, reportListening } = require('./child');
 
@@ -33,7 +36,25 @@ const RESPONSE = Buffer.from('HTTP/1.1 200 OK\r\n'
 let stats = { connections: 0, usedConnections: 0, requests: 0, idleCloses: 0 };
 const idle = new Set();
 
-const server = net.createServer((socket) => {
+const kUsed = Symbol('used');
+
+function nodeServer() {
+  const node = http.createServer((req, res) => {
+    stats.requests++;
+    if (!req.socket[kUsed]) {
+      req.socket[kUsed] = true;
+      stats.usedConnections++;
+    }
+    req.resume();
+    res.setHeader('content-type', 'text/plain');
+    res.end(BODY);
+  });
+  node.keepAliveTimeout = idleMs;
+  node.on('connection', () => { stats.connections++; });
+  return node;
+}
+
+const server = options.node ? nodeServer() : net.createServer((socket) => {
   stats.connections++;
   socket.setNoDelay(true);
   let buffered = '';
@@ -89,6 +110,10 @@ answerCalls({
     return previous;
   },
   drain: () => {
+    if (options.node) {
+      server.closeIdleConnections();
+      return null;
+    }
     const count = idle.size;
     for (const socket of idle) socket.closeIdle();
     idle.clear();
