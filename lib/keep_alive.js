@@ -355,6 +355,7 @@ function keepAlive(Base, { name, getName: naming }) {
         // The server kept the socket idle for longer than the learned limit
         // allowed, as long as the probe may wait: the limit was wrong.
         this.#serverIdleLimits.forget(pool);
+        this.#probes.delete(pool);
         this.#counters.socketTimedOut();
         if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', probe[SOCKET_NAME], now - probe[kIdleSince]);
         this.#close(probe, 'free socket timeout (probe)');
