@@ -11,6 +11,7 @@ const { constants } = require('..');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createScriptedServer, poolOf, rawResponse } = require('./support/raw');
 const { request, delay, waitFor } = require('./support/request');
+const { createServer } = require('./support/servers');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
 const inPool = (agent, socket) => Object.values(agent.freeSockets).some((list) => list.includes(socket));
@@ -255,6 +256,25 @@ for (const protocol of PROTOCOLS) {
       const failures = await steady(server, 30, 50);
       assert.deepEqual(failures, []);
       assert.ok(server.accepted - 3 <= 2, `${server.accepted - 3} new connections`);
+    });
+
+    it('Node\'s own server draining (server.closeIdleConnections()) teaches nothing either', async () => {
+      const node = await createServer(protocol, (req, res) => {
+        req.resume();
+        setTimeout(() => res.end('ok'), Number(req.url.slice(1)) || 0);
+      }, { keepAliveTimeout: 5000 });
+      servers.push(node);
+      agent = createAgent(protocol);
+      await Promise.all([0, 150, 300].map((ms) => request(node.url(`/${ms}`), { agent })));
+      await waitFor(() => freeCount(agent) === 3);
+      await delay(200);
+      node.server.closeIdleConnections();
+      await waitFor(() => agent.closeSocketCount === 3);
+      assert.deepEqual(agent.getCurrentStatus().serverIdleTimeouts, {});
+
+      const failures = await steady(node, 30, 50);
+      assert.deepEqual(failures, []);
+      assert.ok(node.accepted - 3 <= 2, `${node.accepted - 3} new connections`);
     });
 
     it('a single early close (one idle socket drained at 200 ms) does not end keep-alive: 30 requests 50 ms apart, at most 2 new connections', async () => {
