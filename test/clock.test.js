@@ -80,7 +80,7 @@ for (const protocol of PROTOCOLS) {
         offset = step;
         await waitFor(() => first.socket.destroyed);
         const [learned] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
-        assert.ok(learned >= 350 && learned <= 1000, `learned ${learned} ms`);
+        assert.ok(learned >= 350 && learned < 3000, `learned ${learned} ms`);
         const a = await request(server.url('/'), { agent });
         const b = await request(server.url('/'), { agent });
         assert.equal(b.reusedSocket, true, 'keep-alive goes on');

@@ -343,7 +343,7 @@ for (const protocol of PROTOCOLS) {
       }
       assert.equal(server.closedBy('server'), 3);
       const [limit] = Object.values(agent.getCurrentStatus().serverIdleTimeouts);
-      assert.ok(limit >= 550 && limit <= 700, `limit ${limit} ms`);
+      assert.ok(limit >= 500 && limit < 1500, `limit ${limit} ms`);
       // Gaps within the limit's allowance reuse one socket.
       const before = server.accepted;
       assert.deepEqual(await steady(server, 5, 200), []);
