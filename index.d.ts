@@ -37,11 +37,15 @@ declare namespace HttpAgent {
     /** Maximum lifetime of a socket; `0` means no limit. Default `0`. */
     socketActiveTTL?: Duration | undefined;
     /**
-     * How long before the server's announced or learned idle limit an idle
-     * socket is closed. Default `1000`.
+     * How long before the server's announced idle limit an idle socket is
+     * closed; before a learned limit, at most a quarter of that limit.
+     * Default `1000`.
      */
     serverTimeoutMargin?: Duration | undefined;
-    /** Learn the idle limit of servers that send no Keep-Alive hint. Default `true`. */
+    /**
+     * Learn the idle limit of servers that send no Keep-Alive hint (and check
+     * it with probes; see the README's "The keep-alive race"). Default `true`.
+     */
     learnServerTimeout?: boolean | undefined;
     /**
      * A proxy for every request of the agent except those `noProxy` matches:

@@ -1,21 +1,40 @@
 'use strict';
 
-// Scenario 5, keep-alive race: the server (its own process) announces
-// `Keep-Alive: timeout=<hint>` and destroys a connection idle for exactly that
-// long. Each attempt sends a request, waits hint seconds plus an offset spread
-// evenly over ±spread ms, and sends again. An agent that reuses the socket at
-// about the moment the server closes it fails the second request; an agent
-// that honours the hint with a margin opens a new connection instead.
+// Scenario 5, keep-alive race: servers (each its own process) close a
+// connection idle for exactly their limit. An agent that reuses a socket at
+// about the moment the server closes it fails the request; an agent that
+// knows the limit opens a new connection instead, and reuses wherever the
+// server allows it. Three servers:
+//
+// - hinted: announces `Keep-Alive: timeout=<hint>` and closes at that limit.
+//   Each attempt (a fresh agent) sends a request, waits hint seconds plus an
+//   offset spread evenly over ±spread ms, and sends again; then once more a
+//   quarter of the hint later (where the server allows reuse).
+// - node: Node's own http.Server, keepAliveTimeout = hint seconds (it sends
+//   the Keep-Alive hint itself); attempts as for hinted.
+// - hintless: announces nothing and closes connections idle for <idle> ms.
+//   Each attempt (a fresh agent: one origin) sends a request, then ROUNDS
+//   times waits the limit plus its offset and sends again, then waits half
+//   the limit and sends once more (where the server allows reuse). An agent
+//   that learns can lose at most its first collision.
+// - restart: a hintless server with a 5 s limit; each attempt opens 3
+//   connections, the server closes every idle connection 200 ms later (a
+//   restart, or server.closeIdleConnections() while draining), then each
+//   attempt sends 30 requests 50 ms apart.
 //
 // On loopback the server's FIN reaches the client within microseconds, so the
 // race window would be almost nil; real networks make it one round trip wide.
 // The requests therefore go through the delay proxy (servers/delay-proxy.js),
 // `latency` ms each way: a request sent less than one round trip before the
-// server's close meets a closed socket. Every attempt has its own agent;
-// attempts run in parallel batches.
+// server's close meets a closed socket. Attempts run in parallel batches.
+//
+// The table shows, per server and agent, requests failed and requests sent on
+// a reused socket (counted by the server: requests minus connections that
+// served one).
 //
 //   node benchmark/race.js
 //   BENCH_RACE_ATTEMPTS=144 BENCH_RACE_HINT=2 BENCH_RACE_SPREAD=10 BENCH_RACE_LATENCY=5 node benchmark/race.js
+//   BENCH_RACE_SCENARIOS=hintless,restart BENCH_RACE_IDLE=2000 node benchmark/race.js
 const { candidates, createClient } = require('./lib/agents');
 const { startServer, runMain } = require('./lib/processes');
 const { count, envNumber, sleep } = require('./lib/stats');
@@ -23,10 +42,19 @@ const { printTable } = require('./lib/table');
 const { saveScenario } = require('./lib/results');
 
 const hint = envNumber('BENCH_RACE_HINT', 2);
+const idleLimit = envNumber('BENCH_RACE_IDLE', 2000);
 const attempts = envNumber('BENCH_RACE_ATTEMPTS', 72);
+const hintlessAttempts = envNumber('BENCH_RACE_HINTLESS_ATTEMPTS', 24);
+const restartAttempts = envNumber('BENCH_RACE_RESTART_ATTEMPTS', 12);
 const spread = envNumber('BENCH_RACE_SPREAD', 10);
 const batchSize = Math.max(1, envNumber('BENCH_RACE_BATCH', 24));
 const latency = envNumber('BENCH_RACE_LATENCY', 5);
+const ROUNDS = 4;
+const RESTART_LIMIT = 5000;
+const RESTART_AFTER = 200;
+const RESTART_REQUESTS = 30;
+const RESTART_GAP = 50;
+const SCENARIOS = (process.env.BENCH_RACE_SCENARIOS || 'hinted,node,hintless,restart').split(',').map((s) => s.trim());
 // steady-agent closes an idle socket serverTimeoutMargin (default 1000 ms)
 // before the announced limit, so with a 1 s hint it would keep nothing; a
 // smaller margin is given then (or whenever BENCH_RACE_MARGIN is set).
@@ -36,9 +64,9 @@ const margin = process.env.BENCH_RACE_MARGIN
 const REQUEST_TIMEOUT_MS = 10000;
 
 /** Offsets in whole milliseconds (timers have 1 ms resolution), evenly over ±spread. */
-function offsets() {
-  return Array.from({ length: attempts }, (_, i) => (
-    attempts === 1 ? 0 : Math.round(-spread + (2 * spread * i) / (attempts - 1))));
+function offsets(n) {
+  return Array.from({ length: n }, (_, i) => (
+    n === 1 ? 0 : Math.round(-spread + (2 * spread * i) / (n - 1))));
 }
 
 function getOnce(client) {
@@ -51,90 +79,177 @@ function getOnce(client) {
   });
 }
 
-async function attempt(candidate, port, offset) {
-  const agentOptions = candidate.id === 'steady-agent' && margin !== undefined ? { serverTimeoutMargin: margin } : {};
-  const client = createClient(candidate, { protocol: 'http', port, agentOptions });
-  try {
-    const first = await getOnce(client);
-    if (first) return { offset, firstError: first };
-    await sleep(hint * 1000 + offset);
-    return { offset, secondError: await getOnce(client) };
-  } finally {
-    await client.close();
-  }
-}
-
 function errorName(err) {
   return err.code || err.message;
 }
 
-async function main() {
-  const server = await startServer('race-server', { hint });
-  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
-  try {
-    const list = candidates();
-    const all = offsets();
-    const batches = Math.ceil(attempts / batchSize);
-    const rows = [];
-    const raw = {};
-    for (const candidate of list) {
-      await server.call('reset');
-      const outcomes = [];
+function clientFor(candidate, port) {
+  const agentOptions = candidate.id === 'steady-agent' && margin !== undefined ? { serverTimeoutMargin: margin } : {};
+  return createClient(candidate, { protocol: 'http', port, agentOptions });
+}
+
+/** Sends one request per wait (a first one without), recording the errors. */
+async function sequence(client, waits) {
+  const errors = [];
+  for (const wait of waits) {
+    if (wait > 0) await sleep(wait);
+    const err = await getOnce(client);
+    if (err) errors.push(err);
+  }
+  return errors;
+}
+
+// Each scenario: how its attempts run, and how many requests each sends.
+const SCENARIO = {
+  hinted: {
+    server: { hint },
+    label: `hinted (Keep-Alive: timeout=${hint}), 2 requests ${hint * 1000} ms ±${spread} ms apart, then one ${hint * 250} ms later`,
+    attempts,
+    async run(candidate, port) {
+      const all = offsets(attempts);
+      const batches = Math.ceil(attempts / batchSize);
+      const results = [];
       // Batch k takes every batches-th attempt, so each batch spans the whole spread.
       for (let b = 0; b < batches; b++) {
         const batch = all.filter((_, i) => i % batches === b);
-        outcomes.push(...await Promise.all(batch.map((offset) => attempt(candidate, network.port, offset))));
-        console.log(`${candidate.label('http')}: batch ${b + 1}/${batches} done`);
+        results.push(...await Promise.all(batch.map(async (offset) => {
+          const client = clientFor(candidate, port);
+          try {
+            return await sequence(client, [0, hint * 1000 + offset, hint * 250]);
+          } finally {
+            await client.close();
+          }
+        })));
       }
+      return results;
+    },
+  },
+  node: {
+    server: { hint, node: true },
+    label: `Node's http.Server (keepAliveTimeout ${hint * 1000} ms, which it announces), as hinted`,
+    attempts,
+    run: (candidate, port) => SCENARIO.hinted.run(candidate, port),
+  },
+  hintless: {
+    server: { hint: 0, idle: idleLimit },
+    label: `hintless (closes at ${idleLimit} ms), ${ROUNDS} requests ${idleLimit} ms ±${spread} ms apart, then one ${idleLimit / 2} ms later`,
+    attempts: hintlessAttempts,
+    async run(candidate, port) {
+      return Promise.all(offsets(hintlessAttempts).map(async (offset) => {
+        const client = clientFor(candidate, port);
+        try {
+          const waits = [0, ...Array.from({ length: ROUNDS }, () => idleLimit + offset), idleLimit / 2];
+          return await sequence(client, waits);
+        } finally {
+          await client.close();
+        }
+      }));
+    },
+  },
+  restart: {
+    server: { hint: 0, idle: RESTART_LIMIT },
+    label: `restart (hintless, ${RESTART_LIMIT} ms limit): 3 connections, all closed by the server ${RESTART_AFTER} ms later, then ${RESTART_REQUESTS} requests ${RESTART_GAP} ms apart`,
+    attempts: restartAttempts,
+    async run(candidate, port, server) {
+      const clients = Array.from({ length: restartAttempts }, () => clientFor(candidate, port));
+      try {
+        const first = await Promise.all(clients.map((client) => Promise.all([0, 1, 2].map(() => getOnce(client)))));
+        await sleep(RESTART_AFTER);
+        await server.call('drain');
+        await sleep(4 * latency);
+        const after = await Promise.all(clients.map((client) => sequence(client, Array.from(
+          { length: RESTART_REQUESTS }, (_, i) => (i === 0 ? 0 : RESTART_GAP)))));
+        return first.map((errors, i) => errors.filter(Boolean).concat(after[i]));
+      } finally {
+        await Promise.all(clients.map((client) => client.close()));
+      }
+    },
+  },
+};
+
+const requestsPer = {
+  hinted: 3,
+  node: 3,
+  hintless: ROUNDS + 2,
+  restart: 3 + RESTART_REQUESTS,
+};
+
+async function runScenario(id, list) {
+  const scenario = SCENARIO[id];
+  const server = await startServer('race-server', scenario.server);
+  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  const rows = [];
+  const raw = {};
+  try {
+    for (const candidate of list) {
+      await server.call('reset');
+      const results = await scenario.run(candidate, network.port, server);
       const stats = await server.call('reset');
-      const failed = outcomes.filter((o) => o.secondError);
-      const firstFailed = outcomes.filter((o) => o.firstError);
+      const requests = scenario.attempts * requestsPer[id];
+      const failed = results.reduce((sum, errors) => sum + errors.length, 0);
+      const worst = results.reduce((max, errors) => Math.max(max, errors.length), 0);
       const codes = {};
-      for (const o of [...failed, ...firstFailed]) {
-        const name = errorName(o.secondError || o.firstError);
-        codes[name] = (codes[name] || 0) + 1;
+      for (const errors of results) {
+        for (const err of errors) codes[errorName(err)] = (codes[errorName(err)] || 0) + 1;
       }
-      const early = failed.filter((o) => o.offset < 0).length;
       rows.push([
+        id,
         candidate.label('http'),
-        `${failed.length} / ${attempts}`,
-        count(early),
-        count(failed.length - early),
-        count(stats.connections - attempts),
-        count(firstFailed.length),
+        `${failed} / ${requests}`,
+        count(worst),
+        `${stats.requests - stats.usedConnections} / ${requests}`,
+        count(stats.connections),
         Object.entries(codes).map(([name, n]) => `${name} ×${n}`).join(', ') || '-',
       ]);
-      raw[candidate.id] = { outcomes: outcomes.map((o) => ({ offset: o.offset, error: o.secondError ? errorName(o.secondError) : null })), server: stats };
-      console.log(`${candidate.label('http')}: ${failed.length} of ${attempts} second requests failed`);
+      raw[`${id}/${candidate.id}`] = { failed, worst, server: stats, codes };
+      console.log(`${id}, ${candidate.label('http')}: ${failed} of ${requests} requests failed, `
+        + `${stats.requests - stats.usedConnections} on reused sockets, ${stats.connections} connections`);
     }
-    const table = {
-      title: `Keep-alive race: Keep-Alive: timeout=${hint}, second request after ${hint * 1000} ms ± ${spread} ms, `
-        + `${latency} ms latency each way`,
-      columns: [
-        'agent', 'failed 2nd requests', 'failed before the limit', 'failed at/after the limit',
-        'new connections for the 2nd request', 'failed 1st requests', 'errors',
-      ],
-      rows,
-    };
-    printTable(table);
-    saveScenario({
-      id: 'race',
-      title: 'Keep-alive race',
-      summary: `A server that closes a connection idle for exactly its hinted limit (Keep-Alive: timeout=${hint}); `
-        + 'each attempt sends a request, waits about that long, and sends again on the same agent.',
-      params: { hint, attempts, spread, batchSize, latency, steadyServerTimeoutMargin: margin ?? 'default (1000)' },
-      tables: [table],
-      notes: [
-        `Each attempt uses a fresh agent with default options${margin !== undefined ? ` (steady-agent: serverTimeoutMargin ${margin} ms)` : ''}; the wait is measured from the end of the first response.`,
-        `Requests pass through a TCP proxy that delays every chunk, FIN and reset by ${latency} ms each way, so the race window is one round trip (${2 * latency} ms) wide, as on a real network: a second request sent within one round trip before the server's close fails.`,
-        '"New connections for the 2nd request" counts the connections the server accepted beyond one per attempt: an agent that dropped the idle socket before the limit shows one per attempt.',
-      ],
-      raw,
-    });
   } finally {
     await network.stop();
     await server.stop();
   }
+  return { rows, raw };
+}
+
+async function main() {
+  const list = candidates();
+  const rows = [];
+  const raw = {};
+  for (const id of SCENARIOS) {
+    if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, node, hintless, restart)`);
+    const result = await runScenario(id, list);
+    rows.push(...result.rows);
+    Object.assign(raw, result.raw);
+  }
+  const table = {
+    title: `Keep-alive race: ${latency} ms latency each way`,
+    columns: [
+      'server', 'agent', 'failed requests', 'most failed in one attempt', 'requests on reused sockets',
+      'connections', 'errors',
+    ],
+    rows,
+  };
+  printTable(table);
+  saveScenario({
+    id: 'race',
+    title: 'Keep-alive race',
+    summary: 'Servers that close a connection idle for exactly their limit: announced (Keep-Alive: timeout), '
+      + 'unannounced, and one that closes every idle connection at once (a restart). Requests failed and '
+      + 'requests on reused sockets, per agent.',
+    params: {
+      hint, idleLimit, attempts, hintlessAttempts, restartAttempts, spread, batchSize, latency,
+      rounds: ROUNDS, scenarios: SCENARIOS, steadyServerTimeoutMargin: margin ?? 'default (1000)',
+    },
+    tables: [table],
+    notes: Object.entries(SCENARIO).filter(([id]) => SCENARIOS.includes(id))
+      .map(([id, s]) => `${id}: ${s.label}; ${s.attempts} attempts, each a fresh agent.`)
+      .concat([
+        `Requests pass through a TCP proxy that delays every chunk, FIN and reset by ${latency} ms each way, so the race window is one round trip (${2 * latency} ms) wide, as on a real network.`,
+        '"Requests on reused sockets" is counted by the server: requests minus the connections that served one.',
+      ]),
+    raw,
+  });
 }
 
 runMain(main);

@@ -6,6 +6,16 @@
 // enters the pool with its free timeout, once when it leaves with the active
 // timeout. A free socket instead records its deadline, and this timer fires
 // at the earliest deadline in the pool.
+//
+// Deadlines are on the monotonic clock (clock.js). A deadline further away
+// than a timer can wait (2^31-1 ms, about 24.8 days: a long freeSocketTimeout
+// or socketActiveTTL, a server announcing Keep-Alive: timeout=3000000) gets a
+// timer for the longest wait; when it fires early, the sweep finds nothing
+// due and the timer is set again for what is left. Node would otherwise fire
+// an overlong timer after 1 ms, and the agent would wake a thousand times a
+// second.
+const clock = require('./clock');
+
 class FreeSocketSweeper {
   #timer = null;
   #at = Infinity;
@@ -19,12 +29,12 @@ class FreeSocketSweeper {
     this.#sweep = sweep;
   }
 
-  /** Makes sure the timer fires no later than `deadline` (a Date.now() time). */
+  /** Makes sure the timer fires no later than `deadline` (a clock.now() time). */
   schedule(deadline) {
     if (deadline >= this.#at) return;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#at = deadline;
-    this.#timer = setTimeout(this.#fire, Math.max(deadline - Date.now(), 1));
+    this.#timer = setTimeout(this.#fire, clock.timerDelay(deadline - clock.now()));
     this.#timer.unref();
   }
 
@@ -37,7 +47,7 @@ class FreeSocketSweeper {
   #fire = () => {
     this.#timer = null;
     this.#at = Infinity;
-    const next = this.#sweep(Date.now());
+    const next = this.#sweep(clock.now());
     if (next !== Infinity) this.schedule(next);
   };
 }

@@ -13,7 +13,8 @@
 const debug = require('debug')('steady-agent');
 const { normalizeOptions, agentOptions } = require('./options');
 const { statusSnapshot, takeStatusChanged } = require('./status');
-const { ServerIdleLimits } = require('./server_idle_limits');
+const { ServerLimits, idleAllowance, probeBound } = require('./server_limits');
+const clock = require('./clock');
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
 const { parseKeepAlive } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
@@ -34,8 +35,12 @@ const {
 // Symbols rather than fields.
 const kAgent = Symbol('steady-agent.agent');
 const kPool = Symbol('steady-agent.pool'); // the pool (origin) name
-const kIdleSince = Symbol('steady-agent.idleSince'); // Date.now() on entering the free pool; 0 while active
-const kFreeDeadline = Symbol('steady-agent.freeDeadline'); // Date.now() time a free socket is closed at
+// Times are clock.now() (monotonic) ms; see clock.js.
+const kCreatedAt = Symbol('steady-agent.createdAt'); // for the TTL (SOCKET_CREATED_TIME is wall-clock)
+const kIdleSince = Symbol('steady-agent.idleSince'); // on entering the free pool; 0 while active
+const kFreeDeadline = Symbol('steady-agent.freeDeadline'); // time a free socket (or a probe) is closed at
+const kIdleBeforeReuse = Symbol('steady-agent.idleBeforeReuse'); // ms the socket sat idle before its current request
+const kProbeBound = Symbol('steady-agent.probeBound'); // ms a probe may stay idle; 0: the learned limit did not decide its deadline
 const kRequestsLeft = Symbol('steady-agent.requestsLeft'); // requests the server still takes (Keep-Alive max)
 const kServerTimeout = Symbol('steady-agent.serverTimeout'); // ms, from Keep-Alive timeout
 const kClosedByAgent = Symbol('steady-agent.closedByAgent'); // we closed it: not a server close to learn from
@@ -44,6 +49,8 @@ const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
 // The queued request a socket was handed to on 'free'; it may be aborted
 // before it takes the socket, and then the socket served nothing new.
 const kHandedTo = Symbol('steady-agent.handedTo');
+
+const FREE_SOCKET_TIMEOUT = 'free socket timeout';
 
 /**
  * The Keep-Alive response header, from the raw headers: on a socket handed
@@ -82,7 +89,10 @@ function connectionOptions(args) {
 function keepAlive(Base, { name, getName: naming }) {
   class KeepAliveAgent extends Base {
     #config;
-    #serverIdleLimits = new ServerIdleLimits();
+    #serverIdleLimits = new ServerLimits();
+    // Per pool, the one socket taken out of the pool at the learned limit and
+    // kept open to see when the server closes it (see server_limits.js).
+    #probes = new Map();
     #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
@@ -150,14 +160,20 @@ function keepAlive(Base, { name, getName: naming }) {
     #dropUnusableFree(pool) {
       const free = this.freeSockets[pool];
       const fifo = this.scheduling === 'fifo';
-      const now = this.#config.socketActiveTTL > 0 ? Date.now() : 0;
+      // The one clock read of a reuse: a stalled event loop has kept the
+      // sweeper from closing sockets whose deadline passed.
+      const now = clock.now();
       while (free.length > 0) {
         const socket = fifo ? free[0] : free[free.length - 1];
         const reason = this.#unusable(socket, now);
-        if (reason === null) return;
+        if (reason === null) {
+          socket[kIdleBeforeReuse] = now - socket[kIdleSince];
+          return;
+        }
         if (fifo) free.shift();
         else free.pop();
-        this.#close(socket, reason);
+        if (reason === FREE_SOCKET_TIMEOUT) this.#freeSocketTimedOut(socket);
+        else this.#close(socket, reason);
       }
       // Core would delete the empty list too; it may not get the chance.
       delete this.freeSockets[pool];
@@ -173,7 +189,9 @@ function keepAlive(Base, { name, getName: naming }) {
       // 22+ closes such a socket itself; on older versions the bytes would
       // be lost, or taken for the next response.
       if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return 'unexpected data while idle';
-      if (now !== 0 && now - socket[SOCKET_CREATED_TIME] >= this.#config.socketActiveTTL) return 'socketActiveTTL expired';
+      if (socket[kFreeDeadline] <= now) return FREE_SOCKET_TIMEOUT;
+      const ttl = this.#config.socketActiveTTL;
+      if (ttl > 0 && now - socket[kCreatedAt] >= ttl) return 'socketActiveTTL expired';
       return null;
     }
 
@@ -245,6 +263,9 @@ function keepAlive(Base, { name, getName: naming }) {
       socket[kAgent] = this;
       socket[kPool] = pool;
       socket[kIdleSince] = 0;
+      socket[kIdleBeforeReuse] = 0;
+      socket[kProbeBound] = 0;
+      socket[kCreatedAt] = clock.now();
       socket[kRequestsLeft] = Infinity;
       socket[kServerTimeout] = undefined;
       socket[kClosedByAgent] = false;
@@ -331,6 +352,7 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       const next = queue[0];
+      socket[kIdleBeforeReuse] = 0;
       if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
       if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) {
         socket[kHandedTo] = next;
@@ -355,7 +377,7 @@ function keepAlive(Base, { name, getName: naming }) {
     #retired(socket, now = 0) {
       if (socket[kRequestsLeft] <= 0) return 'the server\'s Keep-Alive max reached';
       const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && (now || Date.now()) - socket[SOCKET_CREATED_TIME] >= ttl) return 'socketActiveTTL expired';
+      if (ttl > 0 && (now || clock.now()) - socket[kCreatedAt] >= ttl) return 'socketActiveTTL expired';
       return null;
     }
 
@@ -365,7 +387,7 @@ function keepAlive(Base, { name, getName: naming }) {
         return false;
       }
       this.#readServerHint(socket, socket._httpMessage?.res);
-      const now = Date.now();
+      const now = clock.now();
       const reason = this.#retired(socket, now);
       if (reason !== null) {
         // Core destroys a socket it may not keep.
@@ -403,8 +425,41 @@ function keepAlive(Base, { name, getName: naming }) {
           else if (deadline < next) next = deadline;
         }
       }
-      for (const socket of expired) this.#freeSocketTimedOut(socket);
+      for (const socket of expired) {
+        if (socket[kProbeBound] > 0 && !this.#probes.has(socket[kPool])) {
+          const deadline = this.#startProbe(socket);
+          if (deadline < next) next = deadline;
+          continue;
+        }
+        this.#freeSocketTimedOut(socket);
+      }
+      for (const [pool, probe] of this.#probes) {
+        const deadline = probe[kFreeDeadline];
+        if (deadline > now + 1) {
+          if (deadline < next) next = deadline;
+          continue;
+        }
+        // The server kept the socket idle for longer than the learned limit
+        // allowed, as long as the probe may wait: the limit was wrong.
+        this.#serverIdleLimits.forget(pool);
+        this.#probes.delete(pool);
+        if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', probe[SOCKET_NAME], now - probe[kIdleSince]);
+        this.#freeSocketTimedOut(probe, 'free socket timeout (probe)');
+      }
       return next;
+    }
+
+    /**
+     * The socket reached the learned idle limit of its origin: out of the
+     * pool, where no request can get it, but open, to see when the server
+     * closes it (#socketClosed learns from that). Returns its new deadline.
+     */
+    #startProbe(socket) {
+      this.#removeFromPool(socket);
+      this.#probes.set(socket[kPool], socket);
+      socket[kFreeDeadline] = socket[kIdleSince] + socket[kProbeBound];
+      if (debug.enabled) debug('%s reached the learned idle limit: out of the pool, watched for %d ms idle', socket[SOCKET_NAME], socket[kProbeBound]);
+      return socket[kFreeDeadline];
     }
 
     /**
@@ -427,18 +482,18 @@ function keepAlive(Base, { name, getName: naming }) {
       const config = this.#config;
       // A per-socket override (urllib sets these).
       let timeout = socket.freeSocketTimeout ?? socket.freeSocketKeepAliveTimeout;
-      if (typeof timeout !== 'number') timeout = config.freeSocketTimeout;
-      if (timeout === 0) timeout = Infinity;
-      const margin = config.serverTimeoutMargin;
-      const announced = socket[kServerTimeout];
-      if (announced !== undefined) timeout = Math.min(timeout, announced - margin);
-      if (this.#serverIdleLimits.size > 0) {
-        const learned = this.#serverIdleLimits.get(socket[kPool]);
-        if (learned !== undefined) timeout = Math.min(timeout, learned - margin);
+      if (typeof timeout !== 'number' || !(timeout >= 0)) {
+        if (timeout !== undefined && debug.enabled) debug('%s per-socket freeSocketTimeout %o ignored: not a non-negative number', socket[SOCKET_NAME], timeout);
+        timeout = config.freeSocketTimeout;
       }
+      if (timeout === 0) timeout = Infinity;
       const ttl = config.socketActiveTTL;
-      if (ttl > 0) timeout = Math.min(timeout, ttl - (now - socket[SOCKET_CREATED_TIME]));
-      return timeout;
+      if (ttl > 0) timeout = Math.min(timeout, ttl - (now - socket[kCreatedAt]));
+      const learned = this.#serverIdleLimits.size > 0 ? this.#serverIdleLimits.get(socket[kPool]) : undefined;
+      const allowed = idleAllowance(timeout, socket[kServerTimeout], learned, config.serverTimeoutMargin);
+      // Where the learned limit decided, the socket may become its probe.
+      socket[kProbeBound] = allowed.byLearned ? probeBound(learned, timeout) : 0;
+      return allowed.timeout;
     }
 
     // ---- free -> active --------------------------------------------------------
@@ -477,9 +532,9 @@ function keepAlive(Base, { name, getName: naming }) {
      * listener sees what agentkeepalive shows it; our own listener sees a
      * socket we closed and lets it be.
      */
-    #freeSocketTimedOut(socket) {
+    #freeSocketTimedOut(socket, reason = FREE_SOCKET_TIMEOUT) {
       this.timeoutSocketCount++;
-      this.#evict(socket, 'free socket timeout');
+      this.#evict(socket, reason);
       socket.emit('timeout');
     }
 
@@ -490,7 +545,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // A free socket on a timer of its own (a subclass's keepSocketAlive
       // armed one): its 'timeout' is being emitted already.
       if (socket[kIdleSince] !== 0) {
-        this.#evict(socket, 'free socket timeout');
+        this.#evict(socket, FREE_SOCKET_TIMEOUT);
         return;
       }
       // The caller listening for 'timeout' on its request decides itself. The
@@ -524,6 +579,7 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#removeFromPool(socket);
         return;
       }
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learnFromCollision(socket);
       // Anywhere else, counting must hide nothing: with no other listener
       // (no request attached, or one taken off by the caller), the error is
       // the caller's, as it would be without the agent. So does agentkeepalive.
@@ -537,20 +593,33 @@ function keepAlive(Base, { name, getName: naming }) {
       this.closeSocketCount++;
       // A socket that closes while idle in the pool was closed by the server
       // (a FIN, or a reset: an error, then a close), unless we closed it.
-      if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket);
+      if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket, clock.now() - socket[kIdleSince], false);
+      // The server's FIN before the response ('socket hang up').
+      else if (socket.readableEnded) this.#learnFromCollision(socket);
+      if (this.#probes.get(socket[kPool]) === socket) this.#probes.delete(socket[kPool]);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
     }
 
-    /** The server closed a socket that sat idle in our pool: remember how long it sat. */
-    #learnServerIdleLimit(socket) {
+    /**
+     * A request on a socket reused after sitting idle failed before any
+     * byte of its response: the server closed the socket at about that idle
+     * time, as if it had closed it in the pool.
+     */
+    #learnFromCollision(socket) {
+      const idle = socket[kIdleBeforeReuse];
+      if (idle > 0) this.#learnServerIdleLimit(socket, idle, true);
+    }
+
+    /** The server closed a socket after it sat idle `idle` ms: learn from it. */
+    #learnServerIdleLimit(socket, idle, collision) {
       if (!this.#config.learnServerTimeout || socket[kClosedByAgent]) return;
       // Bytes from the server while idle (Node 22+ core destroys the socket
-      // on them) say the server misbehaved, not when it closes idle sockets.
+      // on them) say the server misbehaved, not when it closes idle sockets;
+      // after a reuse, bytes mean the response had begun.
       if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return;
       socket[kClosedByAgent] = true; // learn once per socket
-      const idle = Date.now() - socket[kIdleSince];
-      this.#serverIdleLimits.record(socket[kPool], idle);
-      if (debug.enabled) debug('%s closed by the server after %d ms idle', socket[SOCKET_NAME], idle);
+      const learned = this.#serverIdleLimits.observe(socket[kPool], idle, clock.now(), collision);
+      if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s', socket[SOCKET_NAME], Math.round(idle), collision ? ' (a request failed on it)' : '', learned);
     }
 
     #evict(socket, reason) {
@@ -610,6 +679,8 @@ function keepAlive(Base, { name, getName: naming }) {
           if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
         }
       }
+      for (const probe of this.#probes.values()) this.#close(probe, 'agent destroyed');
+      this.#probes.clear();
       super.destroy();
       this.#sweeper.stop();
     }

@@ -118,7 +118,10 @@ for (const protocol of PROTOCOLS) {
       assert.deepEqual(failures, []);
       assert.equal(server.dropped, 0);
       await waitFor(() => server.connections.every((conn) => conn.closed));
-      assert.equal(server.closedBy('server'), 1, 'after learning, the agent closed every idle connection first');
+      // After learning, every idle socket left the pool before the server's
+      // limit; the server closed only the first and the probes (one per round
+      // at most: the socket kept open out of the pool to check the limit).
+      assert.ok(server.closedBy('server') <= 1 + ROUNDS + 1, `closed by the server: ${server.closedBy('server')}`);
       assert.equal(agent.getCurrentStatus().errorSocketCount, 0);
     });
   });

@@ -4,78 +4,17 @@
 // closes a socket that sat idle in the pool ('end' or 'close' while free, not
 // a socket the agent closed), the agent records how long it sat; per origin
 // it keeps the shortest such time and caps that origin's free-socket timeout
-// at it minus serverTimeoutMargin. getCurrentStatus().serverIdleTimeouts
+// at it minus serverTimeoutMargin. agent.serverIdleTimeouts
 // shows what it learned; learnServerTimeout: false turns learning off.
 const assert = require('node:assert/strict');
-const { ServerIdleLimits } = require('../lib/server_idle_limits');
 const { constants } = require('..');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createScriptedServer, poolOf, rawResponse } = require('./support/raw');
-const { request, waitFor } = require('./support/request');
+const { request, delay, waitFor } = require('./support/request');
+const { createServer } = require('./support/servers');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
 const inPool = (agent, socket) => Object.values(agent.freeSockets).some((list) => list.includes(socket));
-
-describe('ServerIdleLimits', () => {
-  it('knows nothing at first', () => {
-    const limits = new ServerIdleLimits();
-    assert.equal(limits.size, 0);
-    assert.equal(limits.get('a:1:'), undefined);
-    assert.deepEqual(limits.toJSON(), {});
-  });
-
-  it('keeps the shortest idle time per origin', () => {
-    const limits = new ServerIdleLimits();
-    limits.record('a:1:', 900);
-    limits.record('a:1:', 400);
-    limits.record('a:1:', 700);
-    limits.record('b:2:', 5000);
-    assert.equal(limits.get('a:1:'), 400);
-    assert.equal(limits.get('b:2:'), 5000);
-    assert.equal(limits.size, 2);
-    assert.deepEqual(limits.toJSON(), { 'a:1:': 400, 'b:2:': 5000 });
-  });
-
-  it('never holds more than its capacity', () => {
-    const limits = new ServerIdleLimits(3);
-    for (let i = 0; i < 10; i++) {
-      limits.record(`host${i}:80:`, 1000 + i);
-      assert.ok(limits.size <= 3, `size ${limits.size} after ${i + 1} origins`);
-    }
-    assert.deepEqual(limits.toJSON(), { 'host7:80:': 1007, 'host8:80:': 1008, 'host9:80:': 1009 });
-  });
-
-  it('drops the least recently used origin: get and record both count as use', () => {
-    const limits = new ServerIdleLimits(3);
-    limits.record('a:1:', 100);
-    limits.record('b:1:', 200);
-    limits.record('c:1:', 300);
-    assert.equal(limits.get('a:1:'), 100); // a is now the most recently used
-    limits.record('d:1:', 400); // drops b
-    assert.equal(limits.get('b:1:'), undefined);
-    assert.deepEqual(Object.keys(limits.toJSON()).sort(), ['a:1:', 'c:1:', 'd:1:']);
-
-    limits.record('c:1:', 250); // c used again (and lowered); a is now the oldest
-    limits.record('e:1:', 500); // drops a
-    assert.equal(limits.get('a:1:'), undefined);
-    assert.deepEqual(limits.toJSON(), { 'd:1:': 400, 'c:1:': 250, 'e:1:': 500 });
-  });
-
-  it('a lookup of an unknown origin changes nothing', () => {
-    const limits = new ServerIdleLimits(2);
-    limits.record('a:1:', 100);
-    assert.equal(limits.get('zzz:1:'), undefined);
-    assert.equal(limits.size, 1);
-  });
-
-  it('has a default capacity in the hundreds, not unbounded', () => {
-    const limits = new ServerIdleLimits();
-    for (let i = 0; i < 5000; i++) limits.record(`host${i}:80:`, i + 1);
-    assert.ok(limits.size >= 100 && limits.size < 5000, `size ${limits.size}`);
-    assert.equal(limits.get('host4999:80:'), 5000, 'the most recent origin is kept');
-    assert.equal(limits.get('host0:80:'), undefined, 'the oldest origin is dropped');
-  });
-});
 
 describe('learnServerTimeout option', () => {
   for (const protocol of PROTOCOLS) {
@@ -133,31 +72,38 @@ for (const protocol of PROTOCOLS) {
       });
     }
 
-    it('caps that origin\'s free-socket timeout: the agent closes the next idle socket before the server does', async () => {
+    // The next idle socket leaves the pool before the server's limit, so no
+    // request can get it; it stays open as the origin's probe, and the
+    // server closing it at the same limit confirms what was learned.
+    it('caps that origin\'s free-socket timeout: the next idle socket leaves the pool before the server closes it', async () => {
       const server = await silent(800);
       agent = createAgent(protocol, { serverTimeoutMargin: 300, freeSocketTimeout: 4000 });
       await learnFrom(server);
-      const learned = agent.serverIdleTimeouts;
+      const [learned] = Object.values(agent.serverIdleTimeouts);
 
       const second = await request(server.url('/'), { agent });
       await waitFor(() => freeCount(agent) === 1);
       assert.equal(second.socket.destroyed, false, 'kept: the learned limit is above the margin');
+      await waitFor(() => freeCount(agent) === 0);
+      assert.equal(server.connections[1].closed, false, 'out of the pool before the server\'s limit');
+      assert.equal(inPool(agent, second.socket), false);
+      const third = await request(server.url('/'), { agent });
+      assert.equal(third.reusedSocket, false, 'the probe is never handed out');
       await waitFor(() => server.connections[1].closed);
-      assert.equal(server.connections[1].closedBy, 'client', 'the agent closed it first');
-      assert.equal(server.connections[1].idleClosed, false);
-      await waitFor(() => agent.closeSocketCount === 2);
-      assert.deepEqual(agent.serverIdleTimeouts, learned, 'our own close is not learned');
+      assert.equal(server.connections[1].closedBy, 'server');
+      const [after] = Object.values(agent.serverIdleTimeouts);
+      assert.ok(Math.abs(after - learned) <= 100, `the limit stays: ${learned} ms, then ${after} ms`);
     });
 
-    it('a learned limit within the margin: sockets of that origin are not kept', async () => {
+    it('a learned limit within the margin shortens keep-alive instead of ending it', async () => {
       const server = await silent(300);
       agent = createAgent(protocol, { serverTimeoutMargin: 1000 });
       await learnFrom(server);
       const a = await request(server.url('/'), { agent });
       const b = await request(server.url('/'), { agent });
-      assert.ok(b.socket !== a.socket, 'a different socket');
-      assert.equal(b.reusedSocket, false);
-      assert.equal(server.accepted, 3);
+      assert.ok(b.socket === a.socket, 'the same socket');
+      assert.equal(b.reusedSocket, true);
+      assert.equal(server.accepted, 2);
       assert.equal(server.closedBy('server'), 1);
     });
 
@@ -239,9 +185,239 @@ for (const protocol of PROTOCOLS) {
       agent = createAgent(protocol, { serverTimeoutMargin: 200 });
       await learnFrom(server);
       await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await waitFor(() => freeCount(agent) === 0);
+      assert.equal(server.connections[1].closed, false, 'out of the pool before the server\'s 700 ms');
+    });
+  });
+}
+
+// What is not an idle limit, and limits that correct themselves. Each test
+// counts connections and failures; none measures a duration.
+for (const protocol of PROTOCOLS) {
+  describe(`learning that cannot be fooled (${protocol})`, () => {
+    const servers = [];
+    let agent;
+
+    afterEach(async () => {
+      if (agent) agent.destroy();
+      agent = null;
+      await Promise.all(servers.splice(0).map((server) => server.close()));
+    });
+
+    async function scripted(options) {
+      const server = await createScriptedServer(protocol, options);
+      servers.push(server);
+      return server;
+    }
+
+    /** The server closes every connection it holds at once (a restart, or a drain). */
+    function drain(server) {
+      for (const conn of server.connections) {
+        if (conn.closed) continue;
+        conn.closedBy ??= 'server';
+        conn.socket.destroy();
+      }
+    }
+
+    /** `count` requests, `gap` ms apart; resolves with the failures. */
+    async function steady(server, count, gap) {
+      const failures = [];
+      for (let i = 0; i < count; i++) {
+        if (i > 0) await delay(gap);
+        await request(server.url(`/${i}`), { agent }).then(
+          (res) => { if (res.body !== 'ok') failures.push(res.body); },
+          (err) => failures.push(`${i}: ${err.code || err.message}`),
+        );
+      }
+      return failures;
+    }
+
+    // A server with a 5 s idle limit and no hint, whose responses come after
+    // the delay in their path: three sockets freed 150 ms apart.
+    const delayed = () => scripted({
+      idleTimeout: 5000,
+      respond: async ({ path }) => {
+        await delay(Number(path.slice(1)) || 0);
+        return rawResponse('ok');
+      },
+    });
+
+    it('a restart closing idle sockets of differing idle times together teaches nothing: 30 requests 50 ms apart then use 1 new connection', async () => {
+      const server = await delayed();
+      agent = createAgent(protocol);
+      await Promise.all([0, 150, 300].map((ms) => request(server.url(`/${ms}`), { agent })));
+      await waitFor(() => freeCount(agent) === 3);
+      await delay(200);
+      drain(server);
+      await waitFor(() => agent.closeSocketCount === 3);
+      assert.deepEqual(agent.serverIdleTimeouts, {});
+
+      const failures = await steady(server, 30, 50);
+      assert.deepEqual(failures, []);
+      assert.ok(server.accepted - 3 <= 2, `${server.accepted - 3} new connections`);
+    });
+
+    it('Node\'s own server draining (server.closeIdleConnections()) teaches nothing either', async () => {
+      const node = await createServer(protocol, (req, res) => {
+        req.resume();
+        setTimeout(() => res.end('ok'), Number(req.url.slice(1)) || 0);
+      }, { keepAliveTimeout: 5000 });
+      servers.push(node);
+      agent = createAgent(protocol);
+      await Promise.all([0, 150, 300].map((ms) => request(node.url(`/${ms}`), { agent })));
+      await waitFor(() => freeCount(agent) === 3);
+      await delay(200);
+      node.server.closeIdleConnections();
+      await waitFor(() => agent.closeSocketCount === 3);
+      assert.deepEqual(agent.serverIdleTimeouts, {});
+
+      const failures = await steady(node, 30, 50);
+      assert.deepEqual(failures, []);
+      assert.ok(node.accepted - 3 <= 2, `${node.accepted - 3} new connections`);
+    });
+
+    it('a single early close (one idle socket drained at 200 ms) does not end keep-alive: 30 requests 50 ms apart, at most 2 new connections', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol);
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(200);
+      drain(server);
+      await waitFor(() => agent.closeSocketCount === 1);
+
+      const failures = await steady(server, 30, 50);
+      assert.deepEqual(failures, []);
+      assert.ok(server.accepted - 1 <= 2, `${server.accepted - 1} new connections`);
+    });
+
+    it('a wrong (too low) limit is forgotten within one freeSocketTimeout, and sockets are reused again', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol, { freeSocketTimeout: 1000 });
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(200);
+      drain(server);
+      await waitFor(() => Object.keys(agent.serverIdleTimeouts).length === 1);
+
+      // The next socket reaches the wrong limit, leaves the pool as a probe,
+      // and outlives it: the server keeps it open for freeSocketTimeout.
+      const probe = await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await waitFor(() => freeCount(agent) === 0);
+      const status = agent.getCurrentStatus();
+      assert.equal(probe.socket.destroyed, false, 'the probe is open');
+      assert.equal(total(status.freeSockets) + total(status.sockets), 0, 'a probe is neither free nor active');
+      await waitFor(() => probe.socket.destroyed && server.connections[1].closed);
+      assert.deepEqual(agent.serverIdleTimeouts, {}, 'forgotten');
+      assert.equal(server.closedBy('client'), 1, 'the agent ended the probe');
+
+      const before = server.accepted;
+      const failures = await steady(server, 5, 400);
+      assert.deepEqual(failures, []);
+      assert.equal(server.accepted - before, 1, 'one socket for all five: 400 ms gaps are within freeSocketTimeout again');
+    });
+
+    it('a low limit is raised when the probe is closed later by the server', async () => {
+      // Connection 0 is closed after 200 ms idle, later ones after 1000 ms.
+      const server = await scripted({ idleTimeout: (conn) => (conn.id === 0 ? 200 : 1000) });
+      agent = createAgent(protocol, { freeSocketTimeout: 4000 });
+      await request(server.url('/'), { agent });
+      await waitFor(() => server.connections[0].closed);
+      await waitFor(() => Object.keys(agent.serverIdleTimeouts).length === 1);
+      const [low] = Object.values(agent.serverIdleTimeouts);
+
+      const probe = await request(server.url('/'), { agent });
+      await waitFor(() => probe.socket.destroyed, { limit: 8000 });
+      assert.equal(server.connections[1].closedBy, 'server');
+      const [raised] = Object.values(agent.serverIdleTimeouts);
+      assert.ok(raised > low + 500, `raised from ${low} ms to ${raised} ms`);
+    });
+
+    it('a correct limit stays: the probe is closed by the server at the same limit', async () => {
+      const server = await scripted({ idleTimeout: 600 });
+      agent = createAgent(protocol);
+      for (let i = 0; i < 3; i++) {
+        const res = await request(server.url('/'), { agent });
+        await waitFor(() => res.socket.destroyed);
+      }
+      assert.equal(server.closedBy('server'), 3);
+      const [limit] = Object.values(agent.serverIdleTimeouts);
+      assert.ok(limit >= 500 && limit < 1500, `limit ${limit} ms`);
+      // Gaps within the limit's allowance reuse one socket.
+      const before = server.accepted;
+      assert.deepEqual(await steady(server, 5, 200), []);
+      assert.equal(server.accepted - before, 1);
+    });
+
+    it('agent.destroy() closes a probe', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol);
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(100);
+      drain(server);
+      await waitFor(() => Object.keys(agent.serverIdleTimeouts).length === 1);
+      const probe = await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await waitFor(() => freeCount(agent) === 0);
+      assert.equal(probe.socket.destroyed, false);
+      agent.destroy();
       await waitFor(() => server.connections[1].closed);
-      assert.equal(server.connections[1].closedBy, 'client', 'the agent closed it before the server\'s 700 ms');
-      assert.equal(server.connections[1].idleClosed, false);
+      assert.equal(server.connections[1].closedBy, 'client');
+      assert.equal(probe.socket.destroyed, true);
+    });
+
+    it('a 300 ms limit with requests 100 ms apart: at most 3 connections for 30 requests', async () => {
+      const server = await scripted({ idleTimeout: 300 });
+      agent = createAgent(protocol);
+      const first = await request(server.url('/'), { agent });
+      await waitFor(() => first.socket.destroyed);
+      assert.equal(Object.keys(agent.serverIdleTimeouts).length, 1);
+
+      const before = server.accepted;
+      assert.deepEqual(await steady(server, 30, 100), []);
+      assert.ok(server.accepted - before <= 3, `${server.accepted - before} connections`);
+    });
+
+    // The server closes a connection when a request comes after it sat idle
+    // for 300 ms or more, as a server whose idle close crosses the request
+    // on the wire: the request fails before any byte of its response.
+    for (const how of ['fin', 'reset']) {
+      it(`learns from the collision itself: one request lost, none after (server ${how})`, async () => {
+        const lastReply = new Map();
+        const server = await scripted({
+          respond: (req, conn) => {
+            const last = lastReply.get(conn);
+            if (last !== undefined && performance.now() - last >= 300) {
+              if (how === 'reset') conn.tcp.resetAndDestroy();
+              return null;
+            }
+            lastReply.set(conn, performance.now());
+            return rawResponse('ok');
+          },
+        });
+        agent = createAgent(protocol);
+        assert.deepEqual(await steady(server, 1, 0), []);
+        const failures = await steady(server, 6, 450);
+        assert.equal(failures.length, 1, `failures: ${failures.join(', ')}`);
+        assert.match(failures[0], /^1: (ECONNRESET|EPIPE|socket hang up)/);
+        const [learned] = Object.values(agent.serverIdleTimeouts);
+        assert.ok(learned >= 400, `learned ${learned} ms`);
+      });
+    }
+
+    it('learnServerTimeout: false: no collision learned, no probe', async () => {
+      const server = await scripted({ idleTimeout: 5000 });
+      agent = createAgent(protocol, { learnServerTimeout: false });
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(100);
+      drain(server);
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.deepEqual(agent.serverIdleTimeouts, {});
+      assert.deepEqual(await steady(server, 3, 200), []);
+      assert.equal(server.accepted, 2);
     });
   });
 }

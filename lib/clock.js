@@ -1,0 +1,31 @@
+'use strict';
+
+// Monotonic time for every deadline and idle measure. Date.now() follows the
+// wall clock, which steps (NTP, a VM resumed, a user changing the time): a
+// step back of an hour would keep free sockets an hour past the server's
+// limit and measure an idle time of minus an hour. performance.now() only
+// moves forward, at the rate timers run.
+//
+// Only SOCKET_CREATED_TIME stays Date.now(): it is agentkeepalive's public
+// contract, a wall-clock time a caller may print or compare with its own.
+const { performance } = require('node:perf_hooks');
+
+// The largest delay a Node timer accepts; a longer one fires after 1 ms
+// (with a TimeoutOverflowWarning), so every timer is clamped to it.
+const MAX_TIMER = 2 ** 31 - 1;
+
+/**
+ * Milliseconds on a monotonic clock, never less than 1: 0 stays free to mean
+ * "no time" (a socket that is not idle).
+ */
+function now() {
+  return performance.now() + 1;
+}
+
+/** A delay for setTimeout: at least 1 ms, at most MAX_TIMER. */
+function timerDelay(ms) {
+  if (!(ms >= 1)) return 1;
+  return ms > MAX_TIMER ? MAX_TIMER : ms;
+}
+
+module.exports = { now, timerDelay, MAX_TIMER };
