@@ -7,26 +7,13 @@
 // requests queued behind it for the same origin. TLS material that cannot be
 // used at all fails before a socket exists, and leaves nothing behind either.
 const assert = require('node:assert/strict');
-const net = require('node:net');
 const { HttpAgent, HttpsAgent } = require('../');
-const { createHttpServer, createHttpsServer, createRawServer, tlsClientOptions, fixtures } = require('./support/servers');
+const { createHttpServer, createHttpsServer, createRawServer, tlsClientOptions, refusedPort, fixtures } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
 
 // A resolver that cannot be reached answers EAI_AGAIN rather than ENOTFOUND;
 // either way the name did not resolve.
 const UNRESOLVED = ['ENOTFOUND', 'EAI_AGAIN'];
-
-/** A port on 127.0.0.1 that nothing listens on: listen, note the port, close. */
-function deadPort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The request's error, or a failure if the request succeeded. */
 async function failure(url, options) {
@@ -77,7 +64,7 @@ describe('connection failures', () => {
       title: 'connection refused',
       protocols: ['http:', 'https:'],
       async setup(protocol) {
-        return { url: `${protocol}//127.0.0.1:${await deadPort()}/`, options: tlsClientOptions };
+        return { url: `${protocol}//127.0.0.1:${await refusedPort()}/`, options: tlsClientOptions };
       },
       codes: ['ECONNREFUSED'],
     },
@@ -85,7 +72,7 @@ describe('connection failures', () => {
       title: 'a name that does not resolve (nothing.invalid)',
       protocols: ['http:', 'https:'],
       async setup(protocol) {
-        return { url: `${protocol}//nothing.invalid:${await deadPort()}/`, options: tlsClientOptions };
+        return { url: `${protocol}//nothing.invalid:${await refusedPort()}/`, options: tlsClientOptions };
       },
       codes: UNRESOLVED,
     },

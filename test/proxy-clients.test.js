@@ -8,6 +8,7 @@
 const assert = require('node:assert/strict');
 const { HttpAgent, HttpsAgent } = require('steady-agent');
 const { createHttpServer, createHttpsServer, fixtures } = require('./support/servers');
+const { closeAfterEach } = require('./support/cleanup');
 const { startProxy } = require('./support/proxy');
 const { loadClients, CLIENT_NAMES } = require('./support/clients');
 
@@ -21,20 +22,12 @@ describe('proxy with real clients', () => {
 
   for (const name of CLIENT_NAMES) {
     describe(name, () => {
-      const closers = [];
-      afterEach(async () => {
-        for (const close of closers.splice(0).reverse()) await close();
-      });
-      const keep = (handle) => {
-        closers.push(() => handle.close());
-        return handle;
-      };
+      const { keep, agentOf } = closeAfterEach();
 
       it(`${REQUESTS} requests to an https target through one tunnel`, async () => {
         const proxy = keep(await startProxy({ auth: { username: 'u', password: 'p w' } }));
         const target = keep(await createHttpsServer());
-        const agent = new HttpsAgent({ proxy: proxy.url('u:p%20w'), ca: fixtures.ca });
-        closers.push(() => agent.destroy());
+        const agent = agentOf(HttpsAgent, { proxy: proxy.url('u:p%20w'), ca: fixtures.ca });
         for (let i = 0; i < REQUESTS; i++) {
           assert.deepEqual(await clients[name](target.url(`/s${i}`), agent), { status: 200, body: `ok GET /s${i}` });
         }
@@ -48,8 +41,7 @@ describe('proxy with real clients', () => {
         const proxy = keep(await startProxy());
         const first = keep(await createHttpServer());
         const second = keep(await createHttpServer());
-        const agent = new HttpAgent({ proxy: proxy.url() });
-        closers.push(() => agent.destroy());
+        const agent = agentOf(HttpAgent, { proxy: proxy.url() });
         for (let i = 0; i < REQUESTS; i++) {
           const target = i % 2 === 0 ? first : second;
           assert.deepEqual(await clients[name](target.url(`/h${i}`), agent), { status: 200, body: `ok GET /h${i}` });

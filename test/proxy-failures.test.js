@@ -10,8 +10,9 @@ const http = require('node:http');
 const https = require('node:https');
 const { HttpAgent, HttpsAgent } = require('steady-agent');
 const net = require('node:net');
-const { createHttpServer, createHttpsServer, createRawServer, fixtures } = require('./support/servers');
-const { startProxy, startSilentProxy, refusedPort } = require('./support/proxy');
+const { createHttpServer, createHttpsServer, createRawServer, refusedPort, fixtures } = require('./support/servers');
+const { closeAfterEach } = require('./support/cleanup');
+const { startProxy, startSilentProxy } = require('./support/proxy');
 const { delay, waitFor } = require('./support/request');
 
 const SECRET = 'n0t-f0r-logs';
@@ -48,21 +49,7 @@ function assertEmpty(agent) {
 }
 
 describe('proxy failures', () => {
-  const closers = [];
-  const agents = [];
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) agent.destroy();
-    for (const close of closers.splice(0).reverse()) await close();
-  });
-  const keep = (handle) => {
-    closers.push(() => handle.close());
-    return handle;
-  };
-  const agentOf = (Agent, options) => {
-    const agent = new Agent(options);
-    agents.push(agent);
-    return agent;
-  };
+  const { keep, agentOf } = closeAfterEach();
 
   describe('a proxy that refuses connections', () => {
     it('https target: the request fails once with ECONNREFUSED', async () => {

@@ -10,6 +10,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { HttpAgent, HttpsAgent, constants } = require('steady-agent');
 const { createHttpServer, createHttpsServer, createRawServer, onRequests, rawResponse, fixtures } = require('./support/servers');
+const { closeAfterEach } = require('./support/cleanup');
 const { startProxy } = require('./support/proxy');
 const { request, waitFor } = require('./support/request');
 
@@ -19,21 +20,7 @@ const PASSWORD = 'p@ss:w0rd';
 const CREDENTIALS = `${USER}:${encodeURIComponent(PASSWORD)}`;
 
 describe('proxy', () => {
-  const closers = [];
-  const agents = [];
-  afterEach(async () => {
-    for (const agent of agents.splice(0)) agent.destroy();
-    for (const close of closers.splice(0).reverse()) await close();
-  });
-  const keep = (handle) => {
-    closers.push(() => handle.close());
-    return handle;
-  };
-  const agentOf = (Agent, options) => {
-    const agent = new Agent(options);
-    agents.push(agent);
-    return agent;
-  };
+  const { keep, agentOf } = closeAfterEach();
 
   for (const proxyProtocol of ['http:', 'https:']) {
     for (const auth of [false, true]) {
@@ -180,7 +167,7 @@ describe('proxy', () => {
       const socketPath = path.join(os.tmpdir(), `steady-agent-proxy-${process.pid}.sock`);
       const local = http.createServer((req, res) => res.end(`local ${req.url}`));
       await new Promise((resolve) => local.listen(socketPath, resolve));
-      closers.push(() => new Promise((resolve) => local.close(resolve)));
+      keep({ close: () => new Promise((resolve) => local.close(resolve)) });
       const body = await new Promise((resolve, reject) => {
         http.get({ socketPath, path: '/unix', agent }, (res) => {
           let text = '';

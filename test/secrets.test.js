@@ -7,11 +7,10 @@
 // certificate, monitoring that logs the status logs the private key. Here a
 // pool reads `host:port:localAddress` plus a short digest of the TLS options.
 const assert = require('node:assert/strict');
-const net = require('node:net');
 const { format } = require('node:util');
 const createDebug = require('debug');
 const { HttpsAgent, constants } = require('../');
-const { createHttpsServer, fixtures } = require('./support/servers');
+const { createHttpsServer, refusedPort, fixtures } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
 
 const { SOCKET_NAME } = constants;
@@ -79,18 +78,6 @@ function captureDebug() {
       if (previousNamespaces) createDebug.enable(previousNamespaces);
     },
   };
-}
-
-/** A port on 127.0.0.1 that nothing listens on. */
-function deadPort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** The request's error; fails if it succeeded. */
@@ -235,7 +222,7 @@ describe('secrets', () => {
         if (locked) texts.push(...errorTexts('wrong passphrase error', locked));
 
         // Connection refused, with the identity in the options.
-        const refused = await failure(request(`https://localhost:${await deadPort()}/`, { ...options, agent }));
+        const refused = await failure(request(`https://localhost:${await refusedPort()}/`, { ...options, agent }));
         assert.equal(refused.code, 'ECONNREFUSED');
         texts.push(...errorTexts('connection refused error', refused));
 

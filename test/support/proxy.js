@@ -132,16 +132,4 @@ function startSilentProxy() {
   });
 }
 
-/** A port on 127.0.0.1 that refuses connections (a server bound, then closed). */
-function refusedPort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-module.exports = { startProxy, startSilentProxy, refusedPort };
+module.exports = { startProxy, startSilentProxy };

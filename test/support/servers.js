@@ -120,6 +120,18 @@ function rawResponse(body = 'ok', headers = {}) {
 /** TLS client options that trust the fixture CA. */
 const tlsClientOptions = Object.freeze({ ca: fixtures.ca });
 
+/** A port on 127.0.0.1 that refuses connections (a server bound, then closed). */
+function refusedPort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 module.exports = {
   createHttpServer,
   createHttpsServer,
@@ -128,5 +140,6 @@ module.exports = {
   onRequests,
   rawResponse,
   tlsClientOptions,
+  refusedPort,
   fixtures,
 };
