@@ -102,13 +102,17 @@ declare namespace HttpAgent {
     readonly learnServerTimeout: boolean;
   }
 
-  interface AgentStatus {
+  /** agentkeepalive's counters. */
+  interface Counters {
     createSocketCount: number;
     createSocketErrorCount: number;
     closeSocketCount: number;
     errorSocketCount: number;
     timeoutSocketCount: number;
     requestCount: number;
+  }
+
+  interface AgentStatus extends Counters {
     /** Idle sockets per origin (`agent.getName()` keys). */
     freeSockets: Record<string, number>;
     /** Active sockets per origin. */
@@ -126,8 +130,8 @@ declare namespace HttpAgent {
   }
   interface HttpsAgent extends KeepAliveMembers {}
 
-  /** What both agents add to core's agent: status counters and deprecated getters. */
-  interface KeepAliveMembers {
+  /** What both agents add to core's agent: the counters (plain numbers a monitoring loop may reset, as agentkeepalive's), status and deprecated getters. */
+  interface KeepAliveMembers extends Counters {
     /** True when a counter changed since `statusChanged` was last read. */
     readonly statusChanged: boolean;
     /** A snapshot of the counters and of the socket pools, per origin: agentkeepalive's keys. */
@@ -135,13 +139,6 @@ declare namespace HttpAgent {
     /** The idle limits (ms) learned per origin: a new object on each read. */
     readonly serverIdleTimeouts: Record<string, number>;
 
-    /** Plain counters, as agentkeepalive's: a monitoring loop may reset them. */
-    createSocketCount: number;
-    createSocketErrorCount: number;
-    closeSocketCount: number;
-    errorSocketCount: number;
-    timeoutSocketCount: number;
-    requestCount: number;
     /** The counters' values at the last read of `statusChanged`. */
     createSocketCountLastCheck: number;
     createSocketErrorCountLastCheck: number;
