@@ -18,6 +18,8 @@ const { FreeSocketSweeper } = require('./free_socket_sweeper');
 const { parseKeepAlive } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
+const { PoolEvents, channels } = require('./events'); // observability: events and getStats()
+const { CLOSE_REASONS, recordCloseReason } = require('./close_reasons');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -72,6 +74,8 @@ function keepAlive(Base, { name, getName: naming }) {
     #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
+    #events = new PoolEvents(this); // observability: diagnostics_channel events and getStats()
+    #pickedPool; // observability: the pool core's addRequest named (to see a request it queued)
 
     constructor(options) {
       const config = normalizeOptions(options);
@@ -90,6 +94,8 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#picking = true;
       try {
         super.addRequest(req, options, port, localAddress);
+        // Observability: core queued the request behind maxSockets (it is last in the queue).
+        if (this.requests[this.#pickedPool]?.at(-1) === req) this.#events.requestQueued(req, this.#pickedPool, options);
       } finally {
         this.#picking = false;
       }
@@ -102,6 +108,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // the socket it is about to take is alive.
       if (this.#picking) {
         this.#picking = false;
+        this.#pickedPool = pool; // observability
         if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
       }
       return pool;
@@ -124,16 +131,16 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #unusable(socket, now) {
-      if (socket.destroyed || !socket.writable) return 'closed';
+      if (socket.destroyed || !socket.writable) return CLOSE_REASONS.UNUSABLE; // closed
       // EOF: the server's FIN ends our side too, so the socket is no longer
       // writable (above); an EOF still queued behind unread bytes shows as
       // readableLength.
-      if (socket.readableLength > 0) return 'unread data from the server';
+      if (socket.readableLength > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
       // Bytes that came while the socket sat idle were read by no one. Node
       // 22+ closes such a socket itself; on older versions the bytes would
       // be lost, or taken for the next response.
-      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return 'unexpected data while idle';
-      if (now !== 0 && now - socket[SOCKET_CREATED_TIME] >= this.#config.socketActiveTTL) return 'socketActiveTTL expired';
+      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return CLOSE_REASONS.UNUSABLE; // unexpected data while idle
+      if (now !== 0 && now - socket[SOCKET_CREATED_TIME] >= this.#config.socketActiveTTL) return CLOSE_REASONS.TTL;
       return null;
     }
 
@@ -187,6 +194,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
       this.#counters.socketCreated();
+      this.#events.socketCreated(socket, pool, options); // observability
       KeepAliveAgent.#watch(socket);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
@@ -210,6 +218,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // The socket leaves the agent (an HTTP upgrade): the new owner handles it
     // from now on. 'close' stays, so the socket still counts as closed.
     static #onAgentRemove() {
+      recordCloseReason(this, CLOSE_REASONS.UPGRADE); // observability
       this.removeListener('secureConnect', KeepAliveAgent.#onConnect);
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
@@ -230,6 +239,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (req != null && socket[SOCKET_REQUEST_FINISHED_COUNT] < socket[SOCKET_REQUEST_COUNT]) {
         socket[SOCKET_REQUEST_FINISHED_COUNT]++;
         this.#counters.requestFinished();
+        this.#events.requestFinished(socket); // observability
       }
       // Otherwise core puts the socket in the pool (keepSocketAlive) or
       // destroys it.
@@ -239,6 +249,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // Core hands the socket straight to the first queued request, without
       // reuseSocket: it would keep the free timeout and reusedSocket false.
       if (req != null) this.#readServerHint(socket, req.res);
+      if (req != null) this.#events.serverHint(socket, socket[kServerTimeout]); // observability
       const reason = this.#retired(socket);
       if (reason !== null) {
         // Core then sees an unwritable socket and destroys it; the queued
@@ -265,29 +276,33 @@ function keepAlive(Base, { name, getName: naming }) {
 
     /** Why the socket must serve no further request, or null. */
     #retired(socket, now = 0) {
-      if (socket[kRequestsLeft] <= 0) return 'the server\'s Keep-Alive max reached';
+      if (socket[kRequestsLeft] <= 0) return CLOSE_REASONS.KEEP_ALIVE_MAX; // the server's Keep-Alive max reached
       const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && (now || Date.now()) - socket[SOCKET_CREATED_TIME] >= ttl) return 'socketActiveTTL expired';
+      if (ttl > 0 && (now || Date.now()) - socket[SOCKET_CREATED_TIME] >= ttl) return CLOSE_REASONS.TTL;
       return null;
     }
 
     keepSocketAlive(socket) {
       if (!super.keepSocketAlive(socket) && !this.#coreVetoedOnlyTheHint(socket)) {
         if (debug.enabled) debug('%s not kept: core refused it (the server\'s hint, or a per-request TLS identity check)', socket[SOCKET_NAME]);
+        recordCloseReason(socket, CLOSE_REASONS.NOT_KEPT); // observability
         return false;
       }
       this.#readServerHint(socket, socket._httpMessage?.res);
+      this.#events.serverHint(socket, socket[kServerTimeout]); // observability
       const now = Date.now();
       const reason = this.#retired(socket, now);
       if (reason !== null) {
         // Core destroys a socket it may not keep.
         socket[kClosedByAgent] = true;
+        recordCloseReason(socket, reason); // observability
         if (debug.enabled) debug('%s not kept: %s', socket[SOCKET_NAME], reason);
         return false;
       }
       const timeout = this.#freeTimeout(socket, now);
       if (timeout <= 0) {
         if (debug.enabled) debug('%s not kept: the server\'s idle limit is within the margin', socket[SOCKET_NAME]);
+        recordCloseReason(socket, CLOSE_REASONS.NOT_KEPT); // observability
         return false;
       }
       // Core has put the socket on the agent timeout (or its own reading of
@@ -299,6 +314,8 @@ function keepAlive(Base, { name, getName: naming }) {
       socket[kFreeDeadline] = now + timeout;
       socket[kBytesReadWhenFreed] = socket.bytesRead;
       if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
+      // Observability: which limit set the timeout is only worked out when someone watches.
+      this.#events.socketFree(socket, timeout, channels.free.hasSubscribers ? this.#freeTimeoutLimitedBy(socket, timeout, now) : undefined);
       if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
       return true;
     }
@@ -317,7 +334,8 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       for (const socket of expired) {
         this.#counters.socketTimedOut();
-        this.#evict(socket, 'free socket timeout');
+        this.#events.socketTimedOut(socket); // observability
+        this.#evict(socket, CLOSE_REASONS.FREE_TIMEOUT);
       }
       return next;
     }
@@ -356,6 +374,18 @@ function keepAlive(Base, { name, getName: naming }) {
       return timeout;
     }
 
+    /** Observability: which of #freeTimeout's limits gave `timeout` (for the socket:free event). */
+    #freeTimeoutLimitedBy(socket, timeout, now) {
+      const config = this.#config;
+      const ttl = config.socketActiveTTL;
+      if (ttl > 0 && timeout === ttl - (now - socket[SOCKET_CREATED_TIME])) return 'ttl';
+      const learned = this.#serverIdleLimits.size > 0 ? this.#serverIdleLimits.get(socket[kPool]) : undefined;
+      if (learned !== undefined && timeout === learned - config.serverTimeoutMargin) return 'learned';
+      const announced = socket[kServerTimeout];
+      if (announced !== undefined && timeout === announced - config.serverTimeoutMargin) return 'hint';
+      return 'freeSocketTimeout';
+    }
+
     // ---- free -> active --------------------------------------------------------
 
     reuseSocket(socket, req) {
@@ -368,6 +398,7 @@ function keepAlive(Base, { name, getName: naming }) {
       socket[SOCKET_REQUEST_COUNT]++;
       socket[kRequestsLeft]--;
       this.#setActiveTimeout(socket);
+      this.#events.socketReused(socket); // observability
       if (debug.enabled) debug('%s reused for request %d', socket[SOCKET_NAME], socket[SOCKET_REQUEST_COUNT]);
     }
 
@@ -380,8 +411,9 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #socketTimedOut(socket) {
       this.#counters.socketTimedOut();
+      this.#events.socketTimedOut(socket); // observability
       if (socket[kIdleSince] !== 0) {
-        this.#evict(socket, 'free socket timeout');
+        this.#evict(socket, CLOSE_REASONS.FREE_TIMEOUT);
         return;
       }
       // The caller listening for 'timeout' on its request decides itself. The
@@ -395,6 +427,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const timeout = socket.timeout;
       if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
       socket[kClosedByAgent] = true;
+      recordCloseReason(socket, CLOSE_REASONS.ACTIVE_TIMEOUT); // observability
       socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
     }
 
@@ -403,6 +436,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (err instanceof AgentDestroyedError) return;
       if (socket[kConnected]) this.#counters.socketErrored();
       else this.#counters.socketCreateFailed();
+      this.#events.socketErrored(socket); // observability
       if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
       // An error on a free socket is counted and ends it; it never reaches the
       // process. Core's listener destroys the socket; take it out of the pool now.
@@ -414,6 +448,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // A socket that closes while idle in the pool was closed by the server
       // (a FIN, or a reset: an error, then a close), unless we closed it.
       if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket);
+      this.#events.socketClosed(socket, socket[kIdleSince] !== 0); // observability
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
     }
 
@@ -425,7 +460,8 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return;
       socket[kClosedByAgent] = true; // learn once per socket
       const idle = Date.now() - socket[kIdleSince];
-      this.#serverIdleLimits.record(socket[kPool], idle);
+      const forgotten = this.#serverIdleLimits.record(socket[kPool], idle);
+      this.#events.serverIdleLimitLearned(socket[kPool], this.#serverIdleLimits.get(socket[kPool]), forgotten); // observability
       if (debug.enabled) debug('%s closed by the server after %d ms idle', socket[SOCKET_NAME], idle);
     }
 
@@ -436,6 +472,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #close(socket, reason) {
       socket[kClosedByAgent] = true;
+      recordCloseReason(socket, reason); // observability: reason is one of CLOSE_REASONS
       if (debug.enabled) debug('%s closing: %s', socket[SOCKET_NAME], reason);
       socket.destroy();
     }
@@ -467,11 +504,13 @@ function keepAlive(Base, { name, getName: naming }) {
       for (const pool of Object.keys(this.sockets)) {
         for (const socket of this.sockets[pool]) {
           socket[kClosedByAgent] = true;
+          recordCloseReason(socket, CLOSE_REASONS.DESTROY); // observability
           socket.destroy(new AgentDestroyedError());
         }
       }
       for (const pool of Object.keys(this.freeSockets)) {
         for (const socket of this.freeSockets[pool]) socket[kClosedByAgent] = true;
+        for (const socket of this.freeSockets[pool]) recordCloseReason(socket, CLOSE_REASONS.DESTROY); // observability
       }
       super.destroy();
       this.#sweeper.stop();
@@ -485,6 +524,9 @@ function keepAlive(Base, { name, getName: naming }) {
     getCurrentStatus() {
       return this.#counters.snapshot(this, this.#serverIdleLimits.toJSON());
     }
+
+    /** Per-origin counters and pool sizes: a new plain object on every call (lib/events.js). */
+    getStats() { return this.#events.stats(); }
 
     get createSocketCount() { return this.#counters.createSocketCount; }
     get createSocketErrorCount() { return this.#counters.createSocketErrorCount; }

@@ -26,14 +26,20 @@ class ServerIdleLimits {
     return limit;
   }
 
-  /** Records that the server of `origin` closed a socket idle for `idleMs`. */
+  /**
+   * Records that the server of `origin` closed a socket idle for `idleMs`.
+   * Returns the origin forgotten to make room, if any (for the events).
+   */
   record(origin, idleMs) {
     const known = this.#limits.get(origin);
     this.#limits.delete(origin);
     this.#limits.set(origin, known === undefined ? idleMs : Math.min(known, idleMs));
     if (this.#limits.size > this.#capacity) {
-      this.#limits.delete(this.#limits.keys().next().value);
+      const forgotten = this.#limits.keys().next().value;
+      this.#limits.delete(forgotten);
+      return forgotten;
     }
+    return undefined;
   }
 
   toJSON() {
