@@ -47,13 +47,17 @@ function observeAgent(agent, options = {}) {
     description: 'Number of outbound HTTP connections that are currently active or idle on the client.',
     unit: '{connection}',
   });
+  // Bucket boundaries as the semantic conventions advise (seconds; the SDK's
+  // default buckets are made for milliseconds).
   const connectionDuration = meter.createHistogram('http.client.connection.duration', {
     description: 'The duration of the successfully established outbound HTTP connections.',
     unit: 's',
+    advice: { explicitBucketBoundaries: [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300] },
   });
   const timeInQueue = meter.createHistogram('http.client.request.time_in_queue', {
     description: 'The amount of time requests spent on a queue waiting for an available connection.',
     unit: 's',
+    advice: { explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10] },
   });
 
   // What we counted each socket as: only sockets we counted are uncounted.
