@@ -325,3 +325,33 @@ describe('diagnostics_channel events: no subscriber, no message', () => {
     ]);
   });
 });
+
+describe('server-idle-limit: a learned limit forgotten to make room', () => {
+  it('the 257th origin with a learned limit makes the agent forget the oldest: ms null', async function () {
+    this.timeout(30000);
+    // One server; 257 origins apart by local address (127.0.0.0/8 is all loopback).
+    const server = await createScriptedServer('http:', { idleTimeout: 20 });
+    const agent = createAgent('http:', { serverTimeoutMargin: 0, freeSocketTimeout: 60000 });
+    const watch = watchAgent(agent, ['server-idle-limit', 'socket:close']);
+    const localAddress = (i) => `127.0.${1 + Math.floor(i / 200)}.${1 + (i % 200)}`;
+    try {
+      // 256 learned (the agent's capacity), in whatever order the servers close them.
+      await Promise.all(Array.from({ length: 256 }, (_, i) => request(server.url(`/${i}`), { agent, localAddress: localAddress(i) })));
+      await waitFor(() => watch.of('socket:close').length === 256);
+      assert.equal(watch.of('server-idle-limit').filter((event) => event.ms === null).length, 0);
+      await request(server.url('/256'), { agent, localAddress: localAddress(256) });
+      await waitFor(() => watch.of('socket:close').length === 257);
+      const learned = watch.of('server-idle-limit').filter((event) => event.source === 'learned');
+      const forgotten = learned.filter((event) => event.ms === null);
+      assert.equal(forgotten.length, 1);
+      // The least recently learned is forgotten.
+      assert.equal(forgotten[0].origin, learned[0].origin);
+      assert.equal(learned.length, 258);
+      assert.equal(agent.getStats().origins[forgotten[0].origin].serverIdleTimeout.learned, null);
+    } finally {
+      watch.stop();
+      agent.destroy();
+      await server.close();
+    }
+  });
+});
