@@ -27,13 +27,21 @@ const channels = Object.freeze({
   dequeued: dc.channel('steady-agent:request:dequeued'),
 });
 
-// Our tags on core's sockets and requests.
-const kStats = Symbol('steady-agent.originStats'); // the socket's OriginStats
-const kCreatedAt = Symbol('steady-agent.createdAt'); // performance.now() at creation
-// performance.now() when the socket entered the pool, if someone watched
-// reuse then; -1 if not; 0 when it was handed on without entering the pool.
-const kFreedAt = Symbol('steady-agent.freedAt');
+// Our tags on core's sockets and requests. One record per socket: each
+// symbol-keyed access to a socket is a lookup that sees sockets of many
+// shapes, so the per-request path makes one and reads plain fields after it.
+const kSocket = Symbol('steady-agent.socketRecord'); // a SocketRecord
 const kQueued = Symbol('steady-agent.queued'); // { events, entry, at } of a queued request
+
+class SocketRecord {
+  constructor(entry, createdAt) {
+    this.entry = entry; // the origin's OriginStats
+    this.createdAt = createdAt; // performance.now() at creation
+    // performance.now() when the socket entered the pool, if someone watched
+    // reuse then; -1 if not; 0 when it was handed on without entering the pool.
+    this.freedAt = 0;
+  }
+}
 
 const now = () => performance.now();
 
@@ -68,23 +76,22 @@ class PoolEvents {
     const entry = this.#use(pool, options);
     entry.open++;
     entry.socketsCreated++;
-    socket[kStats] = entry;
-    socket[kCreatedAt] = now();
-    socket[kFreedAt] = 0;
+    socket[kSocket] = new SocketRecord(entry, now());
     if (channels.create.hasSubscribers) this.#publish(channels.create, {}, entry, socket);
   }
 
   /** The socket finished a request (counted as the agent's requestCount is). */
   requestFinished(socket) {
-    socket[kStats].requests++;
+    socket[kSocket].entry.requests++;
   }
 
   /** The socket, having served a request, got another one: from the pool or straight from the queue. */
   socketReused(socket) {
-    const entry = socket[kStats];
+    const record = socket[kSocket];
+    const entry = record.entry;
     entry.reusedRequests++;
-    const freedAt = socket[kFreedAt];
-    socket[kFreedAt] = 0;
+    const freedAt = record.freedAt;
+    record.freedAt = 0;
     if (channels.reuse.hasSubscribers) {
       let idleMs = null; // it entered the pool before anyone watched
       if (freedAt === 0) idleMs = 0;
@@ -99,15 +106,16 @@ class PoolEvents {
    * channel is watched.
    */
   socketFree(socket, freeTimeoutMs, limitedBy) {
-    socket[kFreedAt] = channels.reuse.hasSubscribers ? now() : -1;
+    const record = socket[kSocket];
+    record.freedAt = channels.reuse.hasSubscribers ? now() : -1;
     if (channels.free.hasSubscribers) {
-      this.#publish(channels.free, { freeTimeoutMs, limitedBy }, socket[kStats], socket);
+      this.#publish(channels.free, { freeTimeoutMs, limitedBy }, record.entry, socket);
     }
   }
 
   /** The server's Keep-Alive timeout on the response the socket just served (ms, or undefined). */
   serverHint(socket, announcedMs) {
-    const entry = socket[kStats];
+    const entry = socket[kSocket].entry;
     const ms = announcedMs ?? null;
     if (entry.announced === ms) return;
     entry.announced = ms;
@@ -117,24 +125,25 @@ class PoolEvents {
   }
 
   socketTimedOut(socket) {
-    socket[kStats].timeouts++;
+    socket[kSocket].entry.timeouts++;
   }
 
   socketErrored(socket) {
     recordSocketError(socket);
-    socket[kStats].errors++;
+    socket[kSocket].entry.errors++;
   }
 
   /** The socket closed; `wasFree`: it was idle in the pool. */
   socketClosed(socket, wasFree) {
-    const entry = socket[kStats];
+    const record = socket[kSocket];
+    const entry = record.entry;
     const reason = closeReason(socket, wasFree);
     entry.closed(reason);
     if (channels.close.hasSubscribers) {
       this.#publish(channels.close, {
         reason,
         requests: socket[SOCKET_REQUEST_FINISHED_COUNT],
-        lifetimeMs: now() - socket[kCreatedAt],
+        lifetimeMs: now() - record.createdAt,
       }, entry, socket);
     }
     this.#origins.settle(entry);
@@ -213,7 +222,7 @@ class PoolEvents {
 
 /** The origin entry of a socket the agent created (for lib/otel.js), or undefined. */
 function socketOrigin(socket) {
-  return socket[kStats];
+  return socket[kSocket]?.entry;
 }
 
 module.exports = { PoolEvents, channels, socketOrigin };
