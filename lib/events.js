@@ -67,7 +67,15 @@ class PoolEvents {
     message.host = entry.host;
     message.port = entry.port;
     if (socket !== undefined) message.socket = socket;
-    channel.publish(message);
+    try {
+      channel.publish(message);
+    } catch (err) {
+      // Node 18's publish() throws when a subscriber removes the channel's
+      // last subscriber while being called (its loop reads the list it just
+      // dropped). Errors thrown by subscribers never come here: publish()
+      // reports them on process 'uncaughtException' itself.
+      if (channel.hasSubscribers) throw err;
+    }
   }
 
   // ---- sockets ----------------------------------------------------------------

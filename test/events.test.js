@@ -318,6 +318,29 @@ describe('diagnostics_channel events: no subscriber, no message', () => {
     }
   });
 
+  it('a subscriber may unsubscribe itself while being called (Node 18\'s publish() would throw)', async () => {
+    const dc = require('node:diagnostics_channel');
+    const server = await createServer('http:');
+    const agent = createAgent('http:');
+    const seen = [];
+    const onCreate = (message) => {
+      seen.push(message.origin);
+      dc.unsubscribe('steady-agent:socket:create', onCreate);
+    };
+    dc.subscribe('steady-agent:socket:create', onCreate);
+    try {
+      await request(server.url('/1'), { agent });
+      await request(server.url('/2'), { agent, headers: { connection: 'close' } });
+      await request(server.url('/3'), { agent });
+      assert.equal(seen.length, 1);
+      assert.equal(agent.createSocketCount, 2);
+    } finally {
+      dc.unsubscribe('steady-agent:socket:create', onCreate);
+      agent.destroy();
+      await server.close();
+    }
+  });
+
   it('lists every documented close reason, \'agent-close\' reserved for a future agent.close()', () => {
     assert.deepEqual(Object.values(CLOSE_REASONS).sort(), [
       'aborted', 'active-timeout', 'agent-close', 'destroy', 'error', 'free-timeout',
