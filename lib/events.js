@@ -56,9 +56,8 @@ class PoolEvents {
   }
 
   #use(pool, options) {
-    const host = options.host ?? options.hostname ?? 'localhost';
-    const port = Number(options.port) || this.#agent.defaultPort;
-    return this.#origins.use(pool, host, port, this.#scheme);
+    // Core's request options always name the host and port.
+    return this.#origins.use(pool, options.host, Number(options.port), this.#scheme);
   }
 
   #publish(channel, message, entry, socket) {
@@ -69,12 +68,11 @@ class PoolEvents {
     if (socket !== undefined) message.socket = socket;
     try {
       channel.publish(message);
-    } catch (err) {
-      // Node 18's publish() throws when a subscriber removes the channel's
-      // last subscriber while being called (its loop reads the list it just
-      // dropped). Errors thrown by subscribers never come here: publish()
-      // reports them on process 'uncaughtException' itself.
-      if (channel.hasSubscribers) throw err;
+    } catch {
+      // Only Node 18 gets here: its publish() throws when a subscriber
+      // removes the channel's last subscriber while being called (the loop
+      // reads the list it just dropped). Errors thrown by subscribers never
+      // come here: publish() reports them as uncaught exceptions itself.
     }
   }
 
@@ -160,20 +158,19 @@ class PoolEvents {
   // ---- what the agent learned ---------------------------------------------------
 
   /**
-   * The agent now holds `ms` as the learned idle limit of `pool`; `forgotten`
-   * is an origin whose learned limit it dropped to make room, if any.
+   * A server closed an idle socket of `pool` and the agent now holds `ms` as
+   * its learned idle limit; `forgotten` is an origin whose learned limit it
+   * dropped to make room, if any. Both origins have entries: the first has
+   * the socket that just closed, the second is kept alive by its limit.
    */
   serverIdleLimitLearned(pool, ms, forgotten) {
     const entry = this.#origins.get(pool);
-    if (entry !== undefined && entry.learned !== ms) {
-      entry.learned = ms;
-      if (channels.serverIdleLimit.hasSubscribers) {
-        this.#publish(channels.serverIdleLimit, { ms, source: 'learned' }, entry);
-      }
+    entry.learned = ms;
+    if (channels.serverIdleLimit.hasSubscribers) {
+      this.#publish(channels.serverIdleLimit, { ms, source: 'learned' }, entry);
     }
     if (forgotten === undefined) return;
     const old = this.#origins.get(forgotten);
-    if (old === undefined || old.learned === null) return;
     old.learned = null;
     if (channels.serverIdleLimit.hasSubscribers) {
       this.#publish(channels.serverIdleLimit, { ms: null, source: 'learned' }, old);

@@ -74,10 +74,7 @@ function observeAgent(agent, options = {}) {
   // The sockets the agent holds already.
   for (const [map, state] of [[agent.sockets, ACTIVE], [agent.freeSockets, IDLE]]) {
     for (const pool in map) {
-      for (const socket of map[pool]) {
-        const entry = socketOrigin(socket);
-        if (entry !== undefined) move(socket, entry, state);
-      }
+      for (const socket of map[pool]) move(socket, socketOrigin(socket), state);
     }
   }
 

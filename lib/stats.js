@@ -110,10 +110,10 @@ class OriginTable {
     this.#settled.delete(origin);
     this.#settled.set(origin, entry);
     if (this.#settled.size > this.#capacity) {
-      const [oldest, settled] = this.#settled.entries().next().value;
+      // An entry only turns live again through use(), which unsettles it.
+      const oldest = this.#settled.keys().next().value;
       this.#settled.delete(oldest);
-      // Live again since it settled (a limit learned): it settles again later.
-      if (!settled.live) this.#entries.delete(oldest);
+      this.#entries.delete(oldest);
     }
   }
 

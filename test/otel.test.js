@@ -143,6 +143,27 @@ for (const protocol of PROTOCOLS) {
       }
     });
 
+    it('a socket that left the agent before observing began (an upgrade) changes no gauge when it closes', async () => {
+      server.server.on('upgrade', (req, socket) => {
+        socket.on('error', () => {});
+        socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+      });
+      agent = createAgent(protocol);
+      const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
+      const upgraded = await new Promise((resolve, reject) => {
+        const req = mod.request(server.url(), { agent, headers: { Connection: 'Upgrade', Upgrade: 'echo' } });
+        req.on('upgrade', (res, socket) => resolve(socket));
+        req.on('error', reject);
+        req.end();
+      });
+      stop = observeAgent(agent, { meterProvider: otel.meterProvider });
+      upgraded.destroy();
+      await waitFor(() => agent.closeSocketCount === 1);
+      const found = await otel.collect();
+      assert.deepEqual(openByState(found), {});
+      assert.equal(found['http.client.connection.duration'].points[0].value.count, 1);
+    });
+
     it('the returned function stops observing', async () => {
       agent = createAgent(protocol);
       stop = observeAgent(agent, { meterProvider: otel.meterProvider });
