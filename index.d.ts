@@ -121,6 +121,53 @@ declare namespace HttpAgent {
     requests: Record<string, number>;
   }
 
+  /** Why a socket closed, as `steady-agent:socket:close` and `getStats()` report it (see the README). */
+  type CloseReason =
+    | 'free-timeout'
+    | 'ttl'
+    | 'keep-alive-max'
+    | 'server-close'
+    | 'error'
+    | 'active-timeout'
+    | 'not-kept'
+    | 'unusable'
+    | 'destroy'
+    | 'agent-close'
+    | 'upgrade'
+    | 'aborted';
+
+  /** The counters of one origin in `getStats()`. */
+  interface OriginStats {
+    /** Sockets serving a request now. */
+    active: number;
+    /** Idle sockets in the pool now. */
+    free: number;
+    /** Requests waiting behind `maxSockets` now. */
+    queued: number;
+    socketsCreated: number;
+    socketsClosed: number;
+    /** Requests finished. */
+    requests: number;
+    /** Requests that got a socket which had served a request before. */
+    reusedRequests: number;
+    /** Socket errors, failed connections included. */
+    errors: number;
+    /** Socket timeouts, free and active. */
+    timeouts: number;
+    /** How many sockets closed for each reason. */
+    closeReasons: Partial<Record<CloseReason, number>>;
+    /** The server's idle limit in ms: announced (Keep-Alive: timeout) and learned, or null. */
+    serverIdleTimeout: { announced: number | null; learned: number | null };
+    /** Over the requests that waited behind `maxSockets`, in ms. */
+    queueWaitMs: { count: number; sum: number; max: number };
+  }
+
+  /** What `getStats()` returns: a new object on every call. */
+  interface AgentStats {
+    /** Keyed by origin (pool name), as in `getCurrentStatus()`. */
+    origins: Record<string, OriginStats>;
+  }
+
   /** The keep-alive behaviour over `https.Agent`; instances are `https.Agent`s. */
   class HttpsAgent extends https.Agent {
     constructor(options?: HttpsOptions);
@@ -138,6 +185,8 @@ declare namespace HttpAgent {
     getCurrentStatus(): AgentStatus;
     /** The idle limits (ms) learned per origin: a new object on each read. */
     readonly serverIdleTimeouts: Record<string, number>;
+    /** Per-origin counters: sockets, requests, reuse, close reasons, queue waits. */
+    getStats(): AgentStats;
 
     /** The counters' values at the last read of `statusChanged`. */
     createSocketCountLastCheck: number;

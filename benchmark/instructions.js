@@ -11,8 +11,10 @@
 //
 //   node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,node-keepalive node benchmark/instructions.js
+//   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,steady-agent-watched node benchmark/instructions.js
 //   BENCH_IC_A=500 BENCH_IC_B=2500 node benchmark/instructions.js
 const { spawn, spawnSync } = require('node:child_process');
+const diagnosticsChannel = require('node:diagnostics_channel');
 const { candidates, createClient, findCandidate } = require('./lib/agents');
 const { startServer, runMain, track } = require('./lib/processes');
 const { runLoad } = require('./lib/load');
@@ -32,6 +34,23 @@ const CONCURRENCY = 50;
 // run-to-run jitter.
 const NO_KEEPALIVE_SCALE = 0.1;
 
+// What watching costs: steady-agent with a subscriber on every one of its
+// diagnostics_channel channels (each message is built and delivered; the
+// subscriber only counts). Compare with the steady-agent row, nobody watching.
+const WATCHED_CHANNELS = ['socket:create', 'socket:reuse', 'socket:free', 'socket:close',
+  'server-idle-limit', 'request:queued', 'request:dequeued'];
+const WATCHED = {
+  ...findCandidate('steady-agent'),
+  id: 'steady-agent-watched',
+  messages: 0,
+  label: () => 'steady-agent, every channel subscribed',
+  create(protocol, options) {
+    for (const name of WATCHED_CHANNELS) diagnosticsChannel.subscribe(`steady-agent:${name}`, () => { WATCHED.messages++; });
+    return findCandidate('steady-agent').create(protocol, options);
+  },
+};
+const candidateById = (id) => (id === WATCHED.id ? WATCHED : findCandidate(id));
+
 // ---------------------------------------------------------------------------
 // The client, run under valgrind: one agent, W + N requests, then exit.
 
@@ -44,7 +63,7 @@ async function runClient(options) {
   const { agent, protocol, port, warmup, requests, concurrency } = options;
   const agentOptions = { maxSockets: concurrency };
   if (protocol === 'https') agentOptions.ca = ca;
-  const client = createClient(findCandidate(agent), { protocol, port, agentOptions });
+  const client = createClient(candidateById(agent), { protocol, port, agentOptions });
   const warm = await runLoad(client.get, warmup, concurrency);
   const load = await runLoad(client.get, requests, concurrency);
   const errors = warm.errors + load.errors;
@@ -213,7 +232,7 @@ async function main() {
   const warmup = envNumber('BENCH_IC_WARMUP', 8000);
   if (!(b > a)) throw new Error(`BENCH_IC_B (${b}) must be greater than BENCH_IC_A (${a})`);
   const protocols = selectedProtocols();
-  const list = candidates();
+  const list = candidates({ extra: [WATCHED] });
   if (list.length === 0) throw new Error('BENCH_AGENTS selected no agent');
   console.log(`Instructions per request: ${warmup} warm-up requests, then ${a} or ${b} more, `
     + `${CONCURRENCY} in flight, one valgrind run each; agents: ${list.map((c) => c.id).join(', ')}`);

@@ -1,11 +1,14 @@
 'use strict';
 
 // Watch an agent in production: poll `statusChanged` and log the status only
-// when something happened. Run: node example/monitoring.js
+// when something happened, read the per-origin counters of `getStats()`, and
+// listen to the pool events on diagnostics_channel (why each socket closed,
+// how long requests waited behind maxSockets). Run: node example/monitoring.js
 //
 // A real service would poll every few seconds (or export the counters to its
 // metrics system); this demo polls every second for three seconds while it
 // sends bursts of requests to a local server, then stops.
+const diagnosticsChannel = require('node:diagnostics_channel');
 const http = require('node:http');
 const { HttpAgent } = require('steady-agent');
 
@@ -25,6 +28,27 @@ function get(url) {
       res.on('end', () => resolve(res.statusCode));
     }).on('error', reject);
   });
+}
+
+// Events: published only while someone subscribes. Each message carries the
+// agent, so a process with several agents can tell them apart.
+let queuedWaits = 0;
+function onClose({ agent: from, origin, reason, requests, lifetimeMs }) {
+  if (from !== agent) return;
+  console.log(`[event] ${origin} socket closed: ${reason} after ${requests} requests (${Math.round(lifetimeMs)} ms)`);
+}
+function onDequeued({ agent: from }) {
+  if (from === agent) queuedWaits++;
+}
+diagnosticsChannel.subscribe('steady-agent:socket:close', onClose);
+diagnosticsChannel.subscribe('steady-agent:request:dequeued', onDequeued);
+
+function logStats() {
+  for (const [origin, stats] of Object.entries(agent.getStats().origins)) {
+    console.log(`[stats] ${origin} requests=${stats.requests} reused=${stats.reusedRequests}`
+      + ` created=${stats.socketsCreated} closed=${stats.socketsClosed} closeReasons=${JSON.stringify(stats.closeReasons)}`
+      + ` waited=${stats.queueWaitMs.count} (max ${stats.queueWaitMs.max.toFixed(1)} ms)`);
+  }
 }
 
 function monitor() {
@@ -51,8 +75,8 @@ async function main() {
   const poller = setInterval(monitor, POLL_MS);
   try {
     let sent = 0;
-    while (Date.now() - started < LOAD_MS) {
-      const burst = 1 + (sent % 6); // 1..6 concurrent requests, more than maxSockets at times
+    for (let round = 0; Date.now() - started < LOAD_MS; round++) {
+      const burst = 1 + (round % 6); // 1..6 concurrent requests, more than maxSockets at times
       await Promise.all(Array.from({ length: burst }, () => get(url)));
       sent += burst;
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -62,7 +86,11 @@ async function main() {
   } finally {
     clearInterval(poller);
     monitor();
+    logStats();
+    console.log(`[event] ${queuedWaits} requests waited for a socket`);
     agent.destroy();
+    diagnosticsChannel.unsubscribe('steady-agent:socket:close', onClose);
+    diagnosticsChannel.unsubscribe('steady-agent:request:dequeued', onDequeued);
     server.close();
   }
 }

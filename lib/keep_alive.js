@@ -15,12 +15,14 @@ const { normalizeOptions, agentOptions } = require('./options');
 const { statusSnapshot, takeStatusChanged } = require('./status');
 const { ServerLimits, idleAllowance, probeBound } = require('./server_limits');
 const clock = require('./clock');
+const { MAX_TIMER } = clock;
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
 const { parseKeepAlive } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
-const { MAX_TIMER } = require('./options');
 const { warnDeprecated } = require('./deprecate');
 const { createProxyRoutes } = require('./proxy');
+const { PoolEvents } = require('./events');
+const { CLOSE_REASONS, recordCloseReason } = require('./close_reasons');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -49,8 +51,6 @@ const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
 // The queued request a socket was handed to on 'free'; it may be aborted
 // before it takes the socket, and then the socket served nothing new.
 const kHandedTo = Symbol('steady-agent.handedTo');
-
-const FREE_SOCKET_TIMEOUT = 'free socket timeout';
 
 /**
  * The Keep-Alive response header, from the raw headers: on a socket handed
@@ -89,7 +89,7 @@ function connectionOptions(args) {
 function keepAlive(Base, { name, getName: naming }) {
   class KeepAliveAgent extends Base {
     #config;
-    #serverIdleLimits = new ServerLimits();
+    #serverIdleLimits = new ServerLimits(256, (origin) => this.#events.serverIdleLimitChanged(origin, undefined, 'evicted'));
     // Per pool, the one socket taken out of the pool at the learned limit and
     // kept open to see when the server closes it (see server_limits.js).
     #probes = new Map();
@@ -115,6 +115,12 @@ function keepAlive(Base, { name, getName: naming }) {
     requestCountLastCheck = 0;
     // Proxy routing (lib/proxy), or null: without a proxy, one null check per hook.
     #proxy = null;
+    // diagnostics_channel events and getStats() (lib/events.js).
+    #events = new PoolEvents(this);
+    // The pool core's addRequest named, to see a request it queued.
+    #pickedPool;
+    // Which limit the last #freeTimeout() call was decided by (socket:free's limitedBy).
+    #freeLimitedBy = 'freeSocketTimeout';
 
     constructor(options) {
       const config = normalizeOptions(options);
@@ -138,6 +144,8 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#picking = true;
       try {
         super.addRequest(req, options, port, localAddress);
+        // Observability: core queued the request behind maxSockets (it is last in the queue).
+        if (this.requests[this.#pickedPool]?.at(-1) === req) this.#events.requestQueued(req, this.#pickedPool, options);
       } finally {
         this.#picking = false;
       }
@@ -152,6 +160,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // the socket it is about to take is alive.
       if (this.#picking) {
         this.#picking = false;
+        this.#pickedPool = pool;
         if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
       }
       return pool;
@@ -172,7 +181,7 @@ function keepAlive(Base, { name, getName: naming }) {
         }
         if (fifo) free.shift();
         else free.pop();
-        if (reason === FREE_SOCKET_TIMEOUT) this.#freeSocketTimedOut(socket);
+        if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#freeSocketTimedOut(socket);
         else this.#close(socket, reason);
       }
       // Core would delete the empty list too; it may not get the chance.
@@ -180,18 +189,18 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #unusable(socket, now) {
-      if (socket.destroyed || !socket.writable) return 'closed';
+      if (socket.destroyed || !socket.writable) return CLOSE_REASONS.UNUSABLE; // closed
       // EOF: the server's FIN ends our side too, so the socket is no longer
       // writable (above); an EOF still queued behind unread bytes shows as
       // readableLength.
-      if (socket.readableLength > 0) return 'unread data from the server';
+      if (socket.readableLength > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
       // Bytes that came while the socket sat idle were read by no one. Node
       // 22+ closes such a socket itself; on older versions the bytes would
       // be lost, or taken for the next response.
-      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return 'unexpected data while idle';
-      if (socket[kFreeDeadline] <= now) return FREE_SOCKET_TIMEOUT;
+      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return CLOSE_REASONS.UNUSABLE; // unexpected data while idle
+      if (socket[kFreeDeadline] <= now) return CLOSE_REASONS.FREE_TIMEOUT;
       const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && now - socket[kCreatedAt] >= ttl) return 'socketActiveTTL expired';
+      if (ttl > 0 && now - socket[kCreatedAt] >= ttl) return CLOSE_REASONS.TTL;
       return null;
     }
 
@@ -279,6 +288,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
       this.createSocketCount++;
+      this.#events.socketCreated(socket, pool, options);
       KeepAliveAgent.#watch(socket);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
@@ -302,6 +312,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // The socket leaves the agent (an HTTP upgrade): the new owner handles it
     // from now on. 'close' stays, so the socket still counts as closed.
     static #onAgentRemove() {
+      recordCloseReason(this, CLOSE_REASONS.UPGRADE); // observability
       this.removeListener('secureConnect', KeepAliveAgent.#onConnect);
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
@@ -335,6 +346,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (req != null && req.res != null && socket[SOCKET_REQUEST_FINISHED_COUNT] < socket[SOCKET_REQUEST_COUNT]) {
         socket[SOCKET_REQUEST_FINISHED_COUNT]++;
         this.requestCount++;
+        this.#events.requestFinished(socket);
       }
       // Otherwise core puts the socket in the pool (keepSocketAlive) or
       // destroys it.
@@ -365,25 +377,23 @@ function keepAlive(Base, { name, getName: naming }) {
     /** The server's Keep-Alive header on the response the socket just served. */
     #readServerHint(socket, res) {
       const hint = res != null ? parseKeepAlive(keepAliveHeader(res)) : null;
-      if (hint === null) {
-        socket[kServerTimeout] = undefined;
-        return;
-      }
-      socket[kServerTimeout] = hint.timeout === undefined ? undefined : hint.timeout * 1000;
-      if (hint.max !== undefined) socket[kRequestsLeft] = hint.max;
+      socket[kServerTimeout] = hint === null || hint.timeout === undefined ? undefined : hint.timeout * 1000;
+      if (hint !== null && hint.max !== undefined) socket[kRequestsLeft] = hint.max;
+      this.#events.serverHint(socket, socket[kServerTimeout]);
     }
 
     /** Why the socket must serve no further request, or null. */
     #retired(socket, now = 0) {
-      if (socket[kRequestsLeft] <= 0) return 'the server\'s Keep-Alive max reached';
+      if (socket[kRequestsLeft] <= 0) return CLOSE_REASONS.KEEP_ALIVE_MAX; // the server's Keep-Alive max reached
       const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && (now || clock.now()) - socket[kCreatedAt] >= ttl) return 'socketActiveTTL expired';
+      if (ttl > 0 && (now || clock.now()) - socket[kCreatedAt] >= ttl) return CLOSE_REASONS.TTL;
       return null;
     }
 
     keepSocketAlive(socket) {
       if (!super.keepSocketAlive(socket) && !this.#coreVetoedOnlyTheHint(socket)) {
         if (debug.enabled) debug('%s not kept: core refused it (the server\'s hint, or a per-request TLS identity check)', socket[SOCKET_NAME]);
+        recordCloseReason(socket, CLOSE_REASONS.NOT_KEPT); // observability
         return false;
       }
       this.#readServerHint(socket, socket._httpMessage?.res);
@@ -392,12 +402,14 @@ function keepAlive(Base, { name, getName: naming }) {
       if (reason !== null) {
         // Core destroys a socket it may not keep.
         socket[kClosedByAgent] = true;
+        recordCloseReason(socket, reason); // observability
         if (debug.enabled) debug('%s not kept: %s', socket[SOCKET_NAME], reason);
         return false;
       }
       const timeout = this.#freeTimeout(socket, now);
       if (timeout <= 0) {
         if (debug.enabled) debug('%s not kept: the server\'s idle limit is within the margin', socket[SOCKET_NAME]);
+        recordCloseReason(socket, CLOSE_REASONS.NOT_KEPT); // observability
         return false;
       }
       // Core has put the socket on the agent timeout (or its own reading of
@@ -409,6 +421,7 @@ function keepAlive(Base, { name, getName: naming }) {
       socket[kFreeDeadline] = now + timeout;
       socket[kBytesReadWhenFreed] = socket.bytesRead;
       if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
+      this.#events.socketFree(socket, timeout, this.#freeLimitedBy);
       if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
       return true;
     }
@@ -441,10 +454,10 @@ function keepAlive(Base, { name, getName: naming }) {
         }
         // The server kept the socket idle for longer than the learned limit
         // allowed, as long as the probe may wait: the limit was wrong.
-        this.#serverIdleLimits.forget(pool);
         this.#probes.delete(pool);
         if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', probe[SOCKET_NAME], now - probe[kIdleSince]);
-        this.#freeSocketTimedOut(probe, 'free socket timeout (probe)');
+        this.#forgetLimit(pool);
+        this.#freeSocketTimedOut(probe);
       }
       return next;
     }
@@ -487,12 +500,20 @@ function keepAlive(Base, { name, getName: naming }) {
         timeout = config.freeSocketTimeout;
       }
       if (timeout === 0) timeout = Infinity;
+      let limitedBy = 'freeSocketTimeout';
       const ttl = config.socketActiveTTL;
-      if (ttl > 0) timeout = Math.min(timeout, ttl - (now - socket[kCreatedAt]));
+      if (ttl > 0) {
+        const left = ttl - (now - socket[kCreatedAt]);
+        if (left < timeout) {
+          timeout = left;
+          limitedBy = 'ttl';
+        }
+      }
       const learned = this.#serverIdleLimits.size > 0 ? this.#serverIdleLimits.get(socket[kPool]) : undefined;
       const allowed = idleAllowance(timeout, socket[kServerTimeout], learned, config.serverTimeoutMargin);
       // Where the learned limit decided, the socket may become its probe.
-      socket[kProbeBound] = allowed.byLearned ? probeBound(learned, timeout) : 0;
+      socket[kProbeBound] = allowed.limitedBy === 'learned' ? probeBound(learned, timeout) : 0;
+      this.#freeLimitedBy = allowed.limitedBy ?? limitedBy;
       return allowed.timeout;
     }
 
@@ -508,6 +529,7 @@ function keepAlive(Base, { name, getName: naming }) {
       socket[SOCKET_REQUEST_COUNT]++;
       socket[kRequestsLeft]--;
       this.#setActiveTimeout(socket);
+      this.#events.socketReused(socket);
       if (debug.enabled) debug('%s reused for request %d', socket[SOCKET_NAME], socket[SOCKET_REQUEST_COUNT]);
     }
 
@@ -532,20 +554,25 @@ function keepAlive(Base, { name, getName: naming }) {
      * listener sees what agentkeepalive shows it; our own listener sees a
      * socket we closed and lets it be.
      */
-    #freeSocketTimedOut(socket, reason = FREE_SOCKET_TIMEOUT) {
-      this.timeoutSocketCount++;
-      this.#evict(socket, reason);
+    #freeSocketTimedOut(socket) {
+      this.#timedOut(socket);
+      this.#evict(socket, CLOSE_REASONS.FREE_TIMEOUT);
       socket.emit('timeout');
+    }
+
+    #timedOut(socket) {
+      this.timeoutSocketCount++;
+      this.#events.socketTimedOut(socket);
     }
 
     #socketTimedOut(socket) {
       // The 'timeout' #freeSocketTimedOut emits on a socket it has closed.
       if (socket[kClosedByAgent]) return;
-      this.timeoutSocketCount++;
+      this.#timedOut(socket);
       // A free socket on a timer of its own (a subclass's keepSocketAlive
       // armed one): its 'timeout' is being emitted already.
       if (socket[kIdleSince] !== 0) {
-        this.#evict(socket, FREE_SOCKET_TIMEOUT);
+        this.#evict(socket, CLOSE_REASONS.FREE_TIMEOUT);
         return;
       }
       // The caller listening for 'timeout' on its request decides itself. The
@@ -559,6 +586,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const timeout = socket.timeout;
       if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
       socket[kClosedByAgent] = true;
+      recordCloseReason(socket, CLOSE_REASONS.ACTIVE_TIMEOUT);
       // Out of agent.sockets before the request hears of it, as in
       // agentkeepalive; core's 'close' handler finds it gone.
       KeepAliveAgent.#remove(this.sockets, socket);
@@ -572,6 +600,7 @@ function keepAlive(Base, { name, getName: naming }) {
     #socketErrored(socket, err) {
       if (socket[kConnected]) this.errorSocketCount++;
       else this.#socketCreateFailed();
+      this.#events.socketErrored(socket);
       if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
       // An error on a free socket is counted and ends it; it never reaches the
       // process. Core's listener destroys the socket; take it out of the pool now.
@@ -593,10 +622,12 @@ function keepAlive(Base, { name, getName: naming }) {
       this.closeSocketCount++;
       // A socket that closes while idle in the pool was closed by the server
       // (a FIN, or a reset: an error, then a close), unless we closed it.
-      if (socket[kIdleSince] !== 0) this.#learnServerIdleLimit(socket, clock.now() - socket[kIdleSince], false);
+      const wasFree = socket[kIdleSince] !== 0;
+      if (wasFree) this.#learnServerIdleLimit(socket, clock.now() - socket[kIdleSince], false);
       // The server's FIN before the response ('socket hang up').
       else if (socket.readableEnded) this.#learnFromCollision(socket);
       if (this.#probes.get(socket[kPool]) === socket) this.#probes.delete(socket[kPool]);
+      this.#events.socketClosed(socket, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
     }
 
@@ -611,6 +642,12 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     /** The server closed a socket after it sat idle `idle` ms: learn from it. */
+    /** A probe outlived the learned limit of `pool`: it was wrong. */
+    #forgetLimit(pool) {
+      this.#serverIdleLimits.forget(pool);
+      this.#events.serverIdleLimitChanged(pool, undefined, 'probe');
+    }
+
     #learnServerIdleLimit(socket, idle, collision) {
       if (!this.#config.learnServerTimeout || socket[kClosedByAgent]) return;
       // Bytes from the server while idle (Node 22+ core destroys the socket
@@ -618,8 +655,12 @@ function keepAlive(Base, { name, getName: naming }) {
       // after a reuse, bytes mean the response had begun.
       if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return;
       socket[kClosedByAgent] = true; // learn once per socket
-      const learned = this.#serverIdleLimits.observe(socket[kPool], idle, clock.now(), collision);
+      const pool = socket[kPool];
+      const before = this.#serverIdleLimits.peek(pool);
+      const learned = this.#serverIdleLimits.observe(pool, idle, clock.now(), collision);
       if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s', socket[SOCKET_NAME], Math.round(idle), collision ? ' (a request failed on it)' : '', learned);
+      const after = this.#serverIdleLimits.peek(pool);
+      if (after !== before) this.#events.serverIdleLimitChanged(pool, after, collision ? 'collision' : learned);
     }
 
     #evict(socket, reason) {
@@ -629,6 +670,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #close(socket, reason) {
       socket[kClosedByAgent] = true;
+      recordCloseReason(socket, reason); // observability: reason is one of CLOSE_REASONS
       if (debug.enabled) debug('%s closing: %s', socket[SOCKET_NAME], reason);
       socket.destroy();
     }
@@ -668,7 +710,10 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       for (const map of [this.sockets, this.freeSockets]) {
         for (const pool of Object.keys(map)) {
-          for (const socket of map[pool]) socket[kClosedByAgent] = true;
+          for (const socket of map[pool]) {
+            socket[kClosedByAgent] = true;
+            recordCloseReason(socket, CLOSE_REASONS.DESTROY);
+          }
         }
       }
       // A connection still opening a proxy tunnel holds its place in
@@ -679,7 +724,7 @@ function keepAlive(Base, { name, getName: naming }) {
           if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
         }
       }
-      for (const probe of this.#probes.values()) this.#close(probe, 'agent destroyed');
+      for (const probe of this.#probes.values()) this.#close(probe, CLOSE_REASONS.DESTROY);
       this.#probes.clear();
       super.destroy();
       this.#sweeper.stop();
@@ -695,6 +740,9 @@ function keepAlive(Base, { name, getName: naming }) {
 
     /** The learned idle limits, `{ origin: ms }`: a new object on each read. */
     get serverIdleTimeouts() { return this.#serverIdleLimits.toJSON(); }
+
+    /** Per-origin counters and pool sizes: a new plain object on every call (lib/events.js). */
+    getStats() { return this.#events.stats(); }
 
     // ---- deprecated (agentkeepalive 4.x) -------------------------------------------
 

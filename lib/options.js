@@ -7,8 +7,7 @@ const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
 const { proxyOptions } = require('./proxy');
 
-// The largest delay a Node timer accepts; longer ones fire after 1 ms.
-const MAX_TIMER = 2 ** 31 - 1;
+const { MAX_TIMER } = require('./clock');
 
 // The grammar of the `ms` package behind humanize-ms. Checking it first keeps
 // humanize-ms from printing a warning to stderr for strings it cannot parse.

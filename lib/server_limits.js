@@ -73,8 +73,8 @@ function probeBound(limit, uncapped) {
 }
 
 /**
- * How long a socket may stay idle, in ms, and whether the learned limit is
- * what decided it.
+ * How long a socket may stay idle, in ms, and which limit decided it:
+ * 'hint', 'learned', or null (`uncapped` did).
  * @param {number} uncapped the free timeout from options, the per-socket
  *   override and the TTL (Infinity: no limit)
  * @param {number|undefined} hinted the server's Keep-Alive timeout in ms
@@ -83,12 +83,16 @@ function probeBound(limit, uncapped) {
  */
 function idleAllowance(uncapped, hinted, learned, margin) {
   let timeout = uncapped;
-  if (hinted !== undefined && hinted - margin < timeout) timeout = hinted - margin;
+  let limitedBy = null;
+  if (hinted !== undefined && hinted - margin < timeout) {
+    timeout = hinted - margin;
+    limitedBy = 'hint';
+  }
   if (learned !== undefined) {
     const capped = learned - learnedMargin(learned, margin);
-    if (capped < timeout) return { timeout: capped, byLearned: true };
+    if (capped < timeout) return { timeout: capped, limitedBy: 'learned' };
   }
-  return { timeout, byLearned: false };
+  return { timeout, limitedBy };
 }
 
 class OriginState {
@@ -118,9 +122,16 @@ class OriginState {
 class ServerLimits {
   #origins = new Map();
   #capacity;
+  #onEvict;
 
-  constructor(capacity = 256) {
+  /**
+   * @param {number} capacity origins kept at most
+   * @param {(origin: string) => void} [onEvict] told of an origin whose limit
+   *   was dropped to make room
+   */
+  constructor(capacity = 256, onEvict = undefined) {
     this.#capacity = capacity;
+    this.#onEvict = onEvict;
   }
 
   /** Origins with anything learned (cheap: lets the caller skip get()). */
@@ -135,6 +146,11 @@ class ServerLimits {
     this.#origins.delete(origin);
     this.#origins.set(origin, state);
     return state.limit;
+  }
+
+  /** The learned idle limit in ms for `origin`, or undefined, leaving the LRU order as it is. */
+  peek(origin) {
+    return this.#origins.get(origin)?.limit;
   }
 
   /**
@@ -221,7 +237,9 @@ class ServerLimits {
     else this.#origins.delete(origin);
     this.#origins.set(origin, state);
     if (this.#origins.size > this.#capacity) {
-      this.#origins.delete(this.#origins.keys().next().value);
+      const [oldest, dropped] = this.#origins.entries().next().value;
+      this.#origins.delete(oldest);
+      if (dropped.limit !== undefined && this.#onEvict !== undefined) this.#onEvict(oldest);
     }
     return state;
   }

@@ -41,6 +41,16 @@ const examples = {
   'monitoring.js': [
     /^\[monitor\] status changed: created=\d+ closed=\d+ requests=\d+/m,
     /^\[load\] sent \d+ requests; now idle$/m,
+    /^\[event\] 127\.0\.0\.1:\d+: socket closed: free-timeout after \d+ requests \(\d+ ms\)$/m,
+    /^\[stats\] 127\.0\.0\.1:\d+: requests=\d+ reused=\d+ created=\d+ closed=\d+ closeReasons=\{"free-timeout":\d+\} waited=[1-9]\d*/m,
+    /^\[event\] [1-9]\d* requests waited for a socket$/m,
+  ],
+  'opentelemetry.js': [
+    /^6 requests -> 200, 200, 200, 200, 200, 200$/m,
+    /name: 'http\.client\.open_connections'/,
+    /name: 'http\.client\.connection\.duration'/,
+    /name: 'http\.client\.request\.time_in_queue'/,
+    /'server\.port': \d+,/,
   ],
   'proxy.js': [
     /^GET https \/1 -> 200 "secure hello from \/1" \(new tunnel\)$/m,

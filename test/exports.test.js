@@ -18,6 +18,20 @@ describe('exports', () => {
     assert.equal(HttpsAgent.name, 'HttpsAgent');
   });
 
+  it('steady-agent/otel exports observeAgent, and both agents have getStats()', () => {
+    const otel = require('steady-agent/otel');
+    assert.deepEqual(Object.keys(otel), ['observeAgent']);
+    assert.equal(typeof otel.observeAgent, 'function');
+    for (const Class of [HttpAgent, HttpsAgent]) {
+      const agent = new Class();
+      try {
+        assert.deepEqual(agent.getStats(), { origins: {} });
+      } finally {
+        agent.destroy();
+      }
+    }
+  });
+
   it('HttpAgent is an http.Agent with keep-alive on', () => {
     const agent = new HttpAgent();
     try {

@@ -42,13 +42,14 @@ describe('package contents (npm pack --dry-run)', function () {
     packed = manifest.files.map((file) => file.path).sort();
   });
 
-  it('ships exactly the entry points, lib/, README.md, LICENSE and package.json', () => {
+  it('ships exactly the entry points (otel.d.ts too), lib/, README.md, LICENSE and package.json', () => {
     const expected = [
       'LICENSE',
       'README.md',
       'index.d.ts',
       'index.js',
       'index.mjs',
+      'otel.d.ts',
       'package.json',
       ...filesUnder('lib'),
     ].sort();

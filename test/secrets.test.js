@@ -249,7 +249,7 @@ describe('secrets', () => {
         // The capture saw the whole life of the sockets, so the check above
         // had something to look at.
         const debugText = debugLines.join('\n');
-        for (const event of ['created', 'free', 'reused', 'timed out', 'error', 'closing: free socket timeout', 'closed after']) {
+        for (const event of ['created', 'free', 'reused', 'timed out', 'error', 'closing: free-timeout', 'closed after']) {
           assert.ok(debugText.includes(event), `debug output mentions "${event}"`);
         }
         assert.ok(debugText.includes(`localhost:${server.port}:`), 'debug output names the origin');

@@ -150,19 +150,19 @@ describe('idle allowance and margins', () => {
   it('a short learned limit shortens keep-alive in proportion instead of ending it', () => {
     assert.equal(learnedMargin(300, 1000), 75);
     assert.equal(learnedMargin(8000, 1000), 1000);
-    assert.deepEqual(idleAllowance(4000, undefined, 300, 1000), { timeout: 225, byLearned: true });
-    assert.deepEqual(idleAllowance(Infinity, undefined, 200, 1000), { timeout: 150, byLearned: true });
+    assert.deepEqual(idleAllowance(4000, undefined, 300, 1000), { timeout: 225, limitedBy: 'learned' });
+    assert.deepEqual(idleAllowance(Infinity, undefined, 200, 1000), { timeout: 150, limitedBy: 'learned' });
   });
 
   it('a hinted limit keeps the whole margin (as Node\'s agentKeepAliveTimeoutBuffer)', () => {
-    assert.deepEqual(idleAllowance(4000, 1000, undefined, 1000), { timeout: 0, byLearned: false });
-    assert.deepEqual(idleAllowance(4000, 2000, undefined, 500), { timeout: 1500, byLearned: false });
-    assert.deepEqual(idleAllowance(4000, 5000, 1000, 1000), { timeout: 750, byLearned: true });
+    assert.deepEqual(idleAllowance(4000, 1000, undefined, 1000), { timeout: 0, limitedBy: 'hint' });
+    assert.deepEqual(idleAllowance(4000, 2000, undefined, 500), { timeout: 1500, limitedBy: 'hint' });
+    assert.deepEqual(idleAllowance(4000, 5000, 1000, 1000), { timeout: 750, limitedBy: 'learned' });
   });
 
   it('the smallest limit wins; the learned limit is named only when it decides', () => {
-    assert.deepEqual(idleAllowance(4000, undefined, undefined, 1000), { timeout: 4000, byLearned: false });
-    assert.deepEqual(idleAllowance(1000, undefined, 9000, 1000), { timeout: 1000, byLearned: false });
+    assert.deepEqual(idleAllowance(4000, undefined, undefined, 1000), { timeout: 4000, limitedBy: null });
+    assert.deepEqual(idleAllowance(1000, undefined, 9000, 1000), { timeout: 1000, limitedBy: null });
   });
 
   it('a probe waits for the uncapped free timeout, bounded where that is infinite', () => {

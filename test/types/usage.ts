@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
-import type { AgentStatus, HttpOptions, HttpsOptions } from 'steady-agent';
+import type { AgentStats, AgentStatus, CloseReason, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
 import axios from 'axios';
 
 // The default export is HttpAgent itself.
@@ -64,6 +64,20 @@ const perOrigin: Record<string, number>[] = [
   httpAgent.serverIdleTimeouts,
 ];
 const changed: boolean = httpAgent.statusChanged;
+
+// Per-origin stats.
+const stats: AgentStats = httpsAgent.getStats();
+for (const [origin, o] of Object.entries(stats.origins)) {
+  const numbers: number[] = [o.active, o.free, o.queued, o.socketsCreated, o.socketsClosed, o.requests,
+    o.reusedRequests, o.errors, o.timeouts, o.queueWaitMs.count, o.queueWaitMs.sum, o.queueWaitMs.max];
+  const learned: number | null = o.serverIdleTimeout.learned ?? o.serverIdleTimeout.announced;
+  const byFreeTimeout: number | undefined = o.closeReasons['free-timeout'];
+  console.log(origin, numbers, learned, byFreeTimeout);
+}
+const reason: CloseReason = 'server-close';
+const perOriginStats: OriginStats | undefined = httpAgent.getStats().origins['127.0.0.1:80:'];
+// @ts-expect-error not a close reason
+const badReason: CloseReason = 'timeout';
 
 // The normalised options: durations are numbers once the agent holds them.
 const freeMs: number = httpAgent.options.freeSocketTimeout + httpsAgent.options.timeout;
@@ -137,5 +151,5 @@ const badOptions: HttpOptions = { keepAliveMargin: 1000 };
 
 export {
   byDefault, sameClass, defaults, asHttp, asHttps, asNamespaced, counts, perOrigin, changed, freeMs, tlsCa,
-  currentId, socketName, allSymbols, mixedUp, badOptions,
+  currentId, socketName, allSymbols, mixedUp, badOptions, reason, perOriginStats, badReason,
 };

@@ -1,0 +1,77 @@
+'use strict';
+
+// Why a socket closed: every answer the `steady-agent:socket:close` event and
+// getStats().closeReasons give, decided here and nowhere else.
+//
+// Two kinds of reason. The agent's own decisions are recorded on the socket
+// at the moment it decides (recordCloseReason), because by the time 'close'
+// comes the cause is gone. Everything else (the server, a socket error, the
+// caller) is read from the socket when it closes (closeReason). The first
+// recorded reason wins: a socket the agent closes for its TTL and that then
+// errors on the way out closed for its TTL.
+
+const CLOSE_REASONS = Object.freeze({
+  /** It sat idle in the pool until its free timeout (freeSocketTimeout, the server's hint or learned limit). */
+  FREE_TIMEOUT: 'free-timeout',
+  /** It reached socketActiveTTL (when freed, or when picked from the pool). */
+  TTL: 'ttl',
+  /** It served the last request the server's `Keep-Alive: max=N` allowed. */
+  KEEP_ALIVE_MAX: 'keep-alive-max',
+  /** The server closed it (FIN) without an error, while idle or before a response ended. */
+  SERVER_CLOSE: 'server-close',
+  /** It emitted an error: refused, reset, TLS failure, a parse error, an error from the caller. */
+  ERROR: 'error',
+  /** It served a request that went quiet longer than `timeout`, and no 'timeout' listener on the request took over. */
+  ACTIVE_TIMEOUT: 'active-timeout',
+  /**
+   * It finished a request and was not kept for another: `Connection: close`,
+   * the pool full (maxFreeSockets), core's refusal, or a server idle limit
+   * within serverTimeoutMargin.
+   */
+  NOT_KEPT: 'not-kept',
+  /** Picked from the pool and found unusable: closed under us, unread bytes, bytes while idle. */
+  UNUSABLE: 'unusable',
+  /** `agent.destroy()` closed it. */
+  DESTROY: 'destroy',
+  /** Reserved for `agent.close()` (a graceful close), which the agent does not have yet. */
+  AGENT_CLOSE: 'agent-close',
+  /** It left the agent for an HTTP upgrade (101) or CONNECT, and its new owner closed it. */
+  UPGRADE: 'upgrade',
+  /** The caller destroyed the request or socket before its response ended, without an error. */
+  ABORTED: 'aborted',
+});
+
+// Module-local tags on core's sockets.
+const kReason = Symbol('steady-agent.closeReason');
+const kErrored = Symbol('steady-agent.errored');
+
+/** The agent decided to close `socket` for `reason` (one of CLOSE_REASONS); the first decision stands. */
+function recordCloseReason(socket, reason) {
+  if (socket[kReason] === undefined) socket[kReason] = reason;
+}
+
+/** The socket emitted 'error'. */
+function recordSocketError(socket) {
+  socket[kErrored] = true;
+}
+
+/**
+ * Why `socket` closed, asked on its 'close'. `wasFree`: it sat idle in the
+ * pool, so nobody but the server (or Node, on bytes from the server) could
+ * close it.
+ */
+function closeReason(socket, wasFree) {
+  const recorded = socket[kReason];
+  if (recorded !== undefined) return recorded;
+  if (socket[kErrored] === true) return CLOSE_REASONS.ERROR;
+  if (wasFree) return CLOSE_REASONS.SERVER_CLOSE;
+  // Core keeps the finished request on a socket it does not pool
+  // (`Connection: close`, maxFreeSockets reached, keepSocketAlive refused)
+  // and destroys the socket: it was not kept, whoever sent the first FIN.
+  const req = socket._httpMessage;
+  if (req != null && req.res != null && req.res.complete) return CLOSE_REASONS.NOT_KEPT;
+  if (socket.readableEnded) return CLOSE_REASONS.SERVER_CLOSE;
+  return CLOSE_REASONS.ABORTED;
+}
+
+module.exports = { CLOSE_REASONS, recordCloseReason, recordSocketError, closeReason };

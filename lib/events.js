@@ -1,0 +1,227 @@
+'use strict';
+
+// What the agent tells the outside about its pools: events on
+// diagnostics_channel, and the per-origin counters of getStats().
+//
+// The agent calls one method here at each step of a socket's life. Counting
+// for getStats() is an integer increment on the socket's origin entry; a
+// message is built, and a clock read, only when its channel has subscribers,
+// so an agent nobody watches does no more than count. getStats() is kept
+// here and not by subscribing to our own channels: that would make every
+// channel look watched.
+const dc = require('node:diagnostics_channel');
+const { OriginTable } = require('./stats');
+const { closeReason, recordSocketError } = require('./close_reasons');
+const { SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
+
+// Made once: a channel's hasSubscribers is then a field read. Holding them
+// also keeps them alive on Node 18, where channels are weakly referenced.
+const channels = Object.freeze({
+  create: dc.channel('steady-agent:socket:create'),
+  reuse: dc.channel('steady-agent:socket:reuse'),
+  free: dc.channel('steady-agent:socket:free'),
+  close: dc.channel('steady-agent:socket:close'),
+  serverIdleLimit: dc.channel('steady-agent:server-idle-limit'),
+  queued: dc.channel('steady-agent:request:queued'),
+  dequeued: dc.channel('steady-agent:request:dequeued'),
+});
+
+// Our tags on core's sockets and requests. One record per socket: each
+// symbol-keyed access to a socket is a lookup that sees sockets of many
+// shapes, so the per-request path makes one and reads plain fields after it.
+const kSocket = Symbol('steady-agent.socketRecord'); // a SocketRecord
+const kQueued = Symbol('steady-agent.queued'); // { events, entry, at } of a queued request
+
+class SocketRecord {
+  constructor(entry, createdAt) {
+    this.entry = entry; // the origin's OriginStats
+    this.createdAt = createdAt; // performance.now() at creation
+    // performance.now() when the socket entered the pool, if someone watched
+    // reuse then; -1 if not; 0 when it was handed on without entering the pool.
+    this.freedAt = 0;
+  }
+}
+
+const { now } = require('./clock');
+
+class PoolEvents {
+  #agent;
+  #scheme;
+  #origins = new OriginTable();
+
+  constructor(agent) {
+    this.#agent = agent;
+    this.#scheme = agent.protocol === 'https:' ? 'https' : 'http';
+  }
+
+  #use(pool, options) {
+    // Core's request options always name the host and port.
+    return this.#origins.use(pool, options.host, Number(options.port), this.#scheme);
+  }
+
+  #publish(channel, message, entry, socket) {
+    message.agent = this.#agent;
+    message.origin = entry.origin;
+    message.host = entry.host;
+    message.port = entry.port;
+    if (socket !== undefined) message.socket = socket;
+    try {
+      channel.publish(message);
+    } catch {
+      // Only Node 18 gets here: its publish() throws when a subscriber
+      // removes the channel's last subscriber while being called (the loop
+      // reads the list it just dropped). Errors thrown by subscribers never
+      // come here: publish() reports them as uncaught exceptions itself.
+    }
+  }
+
+  // ---- sockets ----------------------------------------------------------------
+
+  socketCreated(socket, pool, options) {
+    const entry = this.#use(pool, options);
+    entry.open++;
+    entry.socketsCreated++;
+    socket[kSocket] = new SocketRecord(entry, now());
+    if (channels.create.hasSubscribers) this.#publish(channels.create, {}, entry, socket);
+  }
+
+  /** The socket finished a request (counted as the agent's requestCount is). */
+  requestFinished(socket) {
+    socket[kSocket].entry.requests++;
+  }
+
+  /** The socket, having served a request, got another one: from the pool or straight from the queue. */
+  socketReused(socket) {
+    const record = socket[kSocket];
+    const entry = record.entry;
+    entry.reusedRequests++;
+    const freedAt = record.freedAt;
+    record.freedAt = 0;
+    if (channels.reuse.hasSubscribers) {
+      let idleMs = null; // it entered the pool before anyone watched
+      if (freedAt === 0) idleMs = 0;
+      else if (freedAt > 0) idleMs = now() - freedAt;
+      this.#publish(channels.reuse, { idleMs }, entry, socket);
+    }
+  }
+
+  /**
+   * The socket entered the pool for `freeTimeoutMs` (Infinity: no limit);
+   * `limitedBy` names the limit that set it, worked out only when the free
+   * channel is watched.
+   */
+  socketFree(socket, freeTimeoutMs, limitedBy) {
+    const record = socket[kSocket];
+    record.freedAt = channels.reuse.hasSubscribers ? now() : -1;
+    if (channels.free.hasSubscribers) {
+      this.#publish(channels.free, { freeTimeoutMs, limitedBy }, record.entry, socket);
+    }
+  }
+
+  /** The server's Keep-Alive timeout on the response the socket just served (ms, or undefined). */
+  serverHint(socket, announcedMs) {
+    const entry = socket[kSocket].entry;
+    const ms = announcedMs ?? null;
+    if (entry.announced === ms) return;
+    entry.announced = ms;
+    if (channels.serverIdleLimit.hasSubscribers) {
+      this.#publish(channels.serverIdleLimit, { ms, source: 'announced' }, entry);
+    }
+  }
+
+  socketTimedOut(socket) {
+    socket[kSocket].entry.timeouts++;
+  }
+
+  socketErrored(socket) {
+    recordSocketError(socket);
+    socket[kSocket].entry.errors++;
+  }
+
+  /** The socket closed; `wasFree`: it was idle in the pool. */
+  socketClosed(socket, wasFree) {
+    const record = socket[kSocket];
+    const entry = record.entry;
+    const reason = closeReason(socket, wasFree);
+    entry.closed(reason);
+    if (channels.close.hasSubscribers) {
+      this.#publish(channels.close, {
+        reason,
+        requests: socket[SOCKET_REQUEST_FINISHED_COUNT],
+        lifetimeMs: now() - record.createdAt,
+      }, entry, socket);
+    }
+    this.#origins.settle(entry);
+  }
+
+  // ---- what the agent learned ---------------------------------------------------
+
+  /**
+   * The idle limit the agent holds for `pool` changed to `ms` (undefined:
+   * forgotten). `why` says what changed it: an observation's outcome
+   * ('learned', 'confirmed', 'raised', 'lowered', 'restart'), 'collision', a
+   * 'probe' that outlived the limit, or 'evicted' (forgotten to make room).
+   */
+  serverIdleLimitChanged(pool, ms, why) {
+    const entry = this.#origins.get(pool);
+    if (entry === undefined) return;
+    entry.learned = ms === undefined ? null : Math.round(ms);
+    if (channels.serverIdleLimit.hasSubscribers) {
+      this.#publish(channels.serverIdleLimit, { ms: entry.learned, source: 'learned', why }, entry);
+    }
+    if (entry.learned === null) this.#origins.settle(entry);
+  }
+
+  // ---- the queue behind maxSockets ------------------------------------------------
+
+  /** Core queued `req` in `pool` (it found no socket and may open no more). */
+  requestQueued(req, pool, options) {
+    const entry = this.#use(pool, options);
+    entry.waiting++;
+    req[kQueued] = { events: this, entry, at: now() };
+    req.once('socket', PoolEvents.#onDequeued);
+    req.once('close', PoolEvents.#onClosedWhileQueued);
+    if (channels.queued.hasSubscribers) this.#publish(channels.queued, { request: req }, entry);
+  }
+
+  // `this` is the request.
+  static #onDequeued(socket) {
+    this.removeListener('close', PoolEvents.#onClosedWhileQueued);
+    const queued = this[kQueued];
+    this[kQueued] = undefined;
+    queued.events.#dequeued(this, socket, queued);
+  }
+
+  // Failed (agent.destroy()) or aborted while waiting: it leaves the queue without a socket.
+  static #onClosedWhileQueued() {
+    this.removeListener('socket', PoolEvents.#onDequeued);
+    const { events, entry } = this[kQueued];
+    this[kQueued] = undefined;
+    entry.waiting--;
+    events.#origins.settle(entry);
+  }
+
+  #dequeued(req, socket, { entry, at }) {
+    const waitedMs = now() - at;
+    entry.waited(waitedMs);
+    if (channels.dequeued.hasSubscribers) {
+      this.#publish(channels.dequeued, { request: req, waitedMs }, entry, socket);
+    }
+    this.#origins.settle(entry);
+  }
+
+  // ---- getStats() -------------------------------------------------------------------
+
+  stats() {
+    const origins = {};
+    for (const entry of this.#origins.values()) origins[entry.origin] = entry.toJSON(this.#agent);
+    return { origins };
+  }
+}
+
+/** The origin entry of a socket the agent created (for lib/otel.js), or undefined. */
+function socketOrigin(socket) {
+  return socket[kSocket]?.entry;
+}
+
+module.exports = { PoolEvents, channels, socketOrigin };

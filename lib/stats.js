@@ -1,0 +1,123 @@
+'use strict';
+
+// Per-origin counters for getStats(), kept by the agent itself. An entry
+// lives while its origin has open sockets, queued requests or a learned idle
+// limit; after that it is "settled" and kept for a while (so that a poller
+// still sees how the last sockets closed) until IDLE_CAPACITY more origins
+// have settled after it. An agent that talks to 100,000 origins over its life
+// thus holds the live ones plus at most IDLE_CAPACITY others.
+
+const IDLE_CAPACITY = 1000;
+
+class OriginStats {
+  // Live state: what keeps the entry from being dropped.
+  open = 0; // sockets created and not yet closed
+  waiting = 0; // requests queued behind maxSockets
+  // Counters, as getStats() reports them.
+  socketsCreated = 0;
+  socketsClosed = 0;
+  requests = 0;
+  reusedRequests = 0;
+  errors = 0;
+  timeouts = 0;
+  closeReasons = new Map();
+  announced = null; // ms, the server's last Keep-Alive: timeout
+  learned = null; // ms, the idle limit the agent learned
+  queueCount = 0;
+  queueSum = 0;
+  queueMax = 0;
+
+  /**
+   * @param {string} origin the pool name
+   * @param {string} host the server's host, as the request named it
+   * @param {number} port
+   * @param {string} scheme 'http' or 'https'
+   */
+  constructor(origin, host, port, scheme) {
+    this.origin = origin;
+    this.host = host;
+    this.port = port;
+    this.scheme = scheme;
+  }
+
+  get live() {
+    return this.open > 0 || this.waiting > 0 || this.learned !== null;
+  }
+
+  closed(reason) {
+    this.open--;
+    this.socketsClosed++;
+    this.closeReasons.set(reason, (this.closeReasons.get(reason) ?? 0) + 1);
+  }
+
+  waited(ms) {
+    this.waiting--;
+    this.queueCount++;
+    this.queueSum += ms;
+    if (ms > this.queueMax) this.queueMax = ms;
+  }
+
+  /** The public view: counts of the agent's pools plus our counters, all copies. */
+  toJSON(agent) {
+    const origin = this.origin;
+    return {
+      active: agent.sockets[origin]?.length ?? 0,
+      free: agent.freeSockets[origin]?.length ?? 0,
+      queued: agent.requests[origin]?.length ?? 0,
+      socketsCreated: this.socketsCreated,
+      socketsClosed: this.socketsClosed,
+      requests: this.requests,
+      reusedRequests: this.reusedRequests,
+      errors: this.errors,
+      timeouts: this.timeouts,
+      closeReasons: Object.fromEntries(this.closeReasons),
+      serverIdleTimeout: { announced: this.announced, learned: this.learned },
+      queueWaitMs: { count: this.queueCount, sum: this.queueSum, max: this.queueMax },
+    };
+  }
+}
+
+class OriginTable {
+  #entries = new Map();
+  // Settled entries, oldest first: the ones dropped when there are too many.
+  #settled = new Map();
+  #capacity;
+
+  constructor(capacity = IDLE_CAPACITY) {
+    this.#capacity = capacity;
+  }
+
+  get size() { return this.#entries.size; }
+
+  get(origin) { return this.#entries.get(origin); }
+
+  /** The entry for `origin`, made if needed, and no longer settled: the caller is about to make it live. */
+  use(origin, host, port, scheme) {
+    let entry = this.#entries.get(origin);
+    if (entry === undefined) {
+      entry = new OriginStats(origin, host, port, scheme);
+      this.#entries.set(origin, entry);
+    } else if (this.#settled.size > 0) {
+      this.#settled.delete(origin);
+    }
+    return entry;
+  }
+
+  /** Called when an entry may have stopped being live: queue it for dropping. */
+  settle(entry) {
+    if (entry.live) return;
+    const origin = entry.origin;
+    this.#settled.delete(origin);
+    this.#settled.set(origin, entry);
+    if (this.#settled.size > this.#capacity) {
+      // An entry only turns live again through use(), which unsettles it.
+      const oldest = this.#settled.keys().next().value;
+      this.#settled.delete(oldest);
+      this.#entries.delete(oldest);
+    }
+  }
+
+  values() { return this.#entries.values(); }
+}
+
+module.exports = { OriginStats, OriginTable, IDLE_CAPACITY };
