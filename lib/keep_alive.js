@@ -51,6 +51,12 @@ const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
 // The queued request a socket was handed to on 'free'; it may be aborted
 // before it takes the socket, and then the socket served nothing new.
 const kHandedTo = Symbol('steady-agent.handedTo');
+// The options core created the socket with (its pool name, its TLS and
+// socket options): core's removeSocket needs them.
+const kCreateOptions = Symbol('steady-agent.createOptions');
+// Taken out of core's maps already (an active timeout): core's own
+// removeSocket on 'close' has nothing left to do.
+const kRemoved = Symbol('steady-agent.removed');
 
 /**
  * The Keep-Alive response header, from the raw headers: on a socket handed
@@ -269,6 +275,8 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
       socket[kHandedTo] = null;
+      socket[kCreateOptions] = options;
+      socket[kRemoved] = false;
       socket[kAgent] = this;
       socket[kPool] = pool;
       socket[kIdleSince] = 0;
@@ -587,10 +595,19 @@ function keepAlive(Base, { name, getName: naming }) {
       if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
       socket[kClosedByAgent] = true;
       recordCloseReason(socket, CLOSE_REASONS.ACTIVE_TIMEOUT);
-      // Out of agent.sockets before the request hears of it, as in
-      // agentkeepalive; core's 'close' handler finds it gone.
-      KeepAliveAgent.#remove(this.sockets, socket);
+      // Out of agent.sockets before the request hears of it, and a request
+      // queued behind it gets its new socket now, as in agentkeepalive.
+      this.removeSocket(socket, socket[kCreateOptions]);
+      socket[kRemoved] = true;
       socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
+    }
+
+    // Core calls this on every 'close' (and when it pools a socket). Once
+    // more for a socket already removed would start a second socket for the
+    // same queue, beyond maxSockets.
+    removeSocket(socket, options) {
+      if (socket[kRemoved] === true) return;
+      super.removeSocket(socket, options);
     }
 
     #socketCreateFailed() {
@@ -678,18 +695,13 @@ function keepAlive(Base, { name, getName: naming }) {
     // Core takes a socket out of its free pool only on 'close', which comes a
     // tick or more after destroy(); until then addRequest could hand it out.
     #removeFromPool(socket) {
-      KeepAliveAgent.#remove(this.freeSockets, socket);
-    }
-
-    /** Takes `socket` out of one of core's name -> sockets maps. */
-    static #remove(map, socket) {
       const pool = socket[kPool];
-      const list = map[pool];
-      if (list === undefined) return;
-      const index = list.indexOf(socket);
+      const free = this.freeSockets[pool];
+      if (free === undefined) return;
+      const index = free.indexOf(socket);
       if (index === -1) return;
-      list.splice(index, 1);
-      if (list.length === 0) delete map[pool];
+      free.splice(index, 1);
+      if (free.length === 0) delete this.freeSockets[pool];
     }
 
     /**

@@ -51,6 +51,28 @@ for (const protocol of PROTOCOLS) {
       assert.deepEqual(seen, { code: 'ERR_SOCKET_TIMEOUT', pools: [] });
     });
 
+    it('a request queued behind a timed-out socket gets its socket at once, never beyond maxSockets', async () => {
+      agent = createAgent(protocol, { timeout: 150, maxSockets: 1 });
+      const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
+      const active = () => Object.values(agent.sockets).reduce((n, list) => n + list.length, 0);
+      const atError = [];
+      const atSocket = [];
+      const errors = [1, 2, 3].map(() => new Promise((resolve) => {
+        mod.get(server.url('/hold'), { agent }, () => resolve('a response'))
+          .on('socket', () => atSocket.push(active()))
+          .on('error', (err) => {
+            // As agentkeepalive: the next queued request already has its socket.
+            atError.push(active());
+            resolve(err.code);
+          });
+      }));
+      assert.deepEqual(await Promise.all(errors), ['ERR_SOCKET_TIMEOUT', 'ERR_SOCKET_TIMEOUT', 'ERR_SOCKET_TIMEOUT']);
+      assert.deepEqual(atError, [1, 1, 0]);
+      assert.deepEqual(atSocket, [1, 1, 1], 'never two sockets at once with maxSockets: 1');
+      await waitFor(() => agent.closeSocketCount === 3);
+      assert.equal(agent.createSocketCount, 3);
+    });
+
     it('leaves the decision to a caller listening for \'timeout\' on the request', async () => {
       agent = createAgent(protocol, { timeout: 150 });
       const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
