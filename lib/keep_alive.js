@@ -529,6 +529,9 @@ function keepAlive(Base, { name, getName: naming }) {
 
     reuseSocket(socket, req) {
       super.reuseSocket(socket, req);
+      // A socket someone put in agent.freeSockets by hand: the agent takes
+      // it on, in the pool core just took it from.
+      if (socket[kAgent] !== this) this[INIT_SOCKET](socket, { _agentKey: this.#pickedPool });
       this.#activate(socket);
     }
 
