@@ -220,6 +220,26 @@ for (const protocol of PROTOCOLS) {
       }
     }
 
+    /**
+     * One request, then, `idleMs` after its socket went free, the server
+     * drains (closes every connection): one early close, which a learning
+     * agent takes for a (wrong) idle limit.
+     */
+    async function drainAfterIdle(server, idleMs) {
+      await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await delay(idleMs);
+      drain(server);
+    }
+
+    /** A request whose socket then reaches the learned limit and leaves the pool as a probe. */
+    async function probed(server) {
+      const res = await request(server.url('/'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      await waitFor(() => freeCount(agent) === 0);
+      return res;
+    }
+
     /** `count` requests, `gap` ms apart; resolves with the failures. */
     async function steady(server, count, gap) {
       const failures = [];
@@ -280,10 +300,7 @@ for (const protocol of PROTOCOLS) {
     it('a single early close (one idle socket drained at 200 ms) does not end keep-alive: 30 requests 50 ms apart, at most 2 new connections', async () => {
       const server = await scripted({ idleTimeout: 5000 });
       agent = createAgent(protocol);
-      await request(server.url('/'), { agent });
-      await waitFor(() => freeCount(agent) === 1);
-      await delay(200);
-      drain(server);
+      await drainAfterIdle(server, 200);
       await waitFor(() => agent.closeSocketCount === 1);
 
       const failures = await steady(server, 30, 50);
@@ -294,17 +311,12 @@ for (const protocol of PROTOCOLS) {
     it('a wrong (too low) limit is forgotten within one freeSocketTimeout, and sockets are reused again', async () => {
       const server = await scripted({ idleTimeout: 5000 });
       agent = createAgent(protocol, { freeSocketTimeout: 1000 });
-      await request(server.url('/'), { agent });
-      await waitFor(() => freeCount(agent) === 1);
-      await delay(200);
-      drain(server);
+      await drainAfterIdle(server, 200);
       await waitFor(() => Object.keys(agent.serverIdleTimeouts).length === 1);
 
       // The next socket reaches the wrong limit, leaves the pool as a probe,
       // and outlives it: the server keeps it open for freeSocketTimeout.
-      const probe = await request(server.url('/'), { agent });
-      await waitFor(() => freeCount(agent) === 1);
-      await waitFor(() => freeCount(agent) === 0);
+      const probe = await probed(server);
       const status = agent.getCurrentStatus();
       assert.equal(probe.socket.destroyed, false, 'the probe is open');
       assert.equal(total(status.freeSockets) + total(status.sockets), 0, 'a probe is neither free nor active');
@@ -353,14 +365,9 @@ for (const protocol of PROTOCOLS) {
     it('agent.destroy() closes a probe', async () => {
       const server = await scripted({ idleTimeout: 5000 });
       agent = createAgent(protocol);
-      await request(server.url('/'), { agent });
-      await waitFor(() => freeCount(agent) === 1);
-      await delay(100);
-      drain(server);
+      await drainAfterIdle(server, 100);
       await waitFor(() => Object.keys(agent.serverIdleTimeouts).length === 1);
-      const probe = await request(server.url('/'), { agent });
-      await waitFor(() => freeCount(agent) === 1);
-      await waitFor(() => freeCount(agent) === 0);
+      const probe = await probed(server);
       assert.equal(probe.socket.destroyed, false);
       agent.destroy();
       await waitFor(() => server.connections[1].closed);
@@ -410,10 +417,7 @@ for (const protocol of PROTOCOLS) {
     it('learnServerTimeout: false: no collision learned, no probe', async () => {
       const server = await scripted({ idleTimeout: 5000 });
       agent = createAgent(protocol, { learnServerTimeout: false });
-      await request(server.url('/'), { agent });
-      await waitFor(() => freeCount(agent) === 1);
-      await delay(100);
-      drain(server);
+      await drainAfterIdle(server, 100);
       await waitFor(() => agent.closeSocketCount === 1);
       assert.deepEqual(agent.serverIdleTimeouts, {});
       assert.deepEqual(await steady(server, 3, 200), []);
