@@ -48,6 +48,18 @@ declare namespace HttpAgent {
      */
     learnServerTimeout?: boolean | undefined;
     /**
+     * How many requests of one origin may wait for a socket behind
+     * `maxSockets`; one more fails at once with `ERR_AGENT_QUEUE_FULL`.
+     * `0`: a request never waits. Default `Infinity`.
+     */
+    maxQueue?: number | undefined;
+    /**
+     * How long a request may wait for a socket behind `maxSockets` before it
+     * leaves the queue and fails with `ERR_AGENT_QUEUE_TIMEOUT`, never sent.
+     * `0`: no limit. Default `0`.
+     */
+    queueTimeout?: Duration | undefined;
+    /**
      * A proxy for every request of the agent except those `noProxy` matches:
      * `'http://proxy:3128'`, `'https://user:pass@proxy:8443'` or a `URL`.
      * Credentials are sent as `Proxy-Authorization: Basic`.
@@ -100,6 +112,8 @@ declare namespace HttpAgent {
     socketActiveTTL: number;
     readonly serverTimeoutMargin: number;
     readonly learnServerTimeout: boolean;
+    readonly maxQueue: number;
+    readonly queueTimeout: number;
   }
 
   /** agentkeepalive's counters. */
@@ -187,6 +201,16 @@ declare namespace HttpAgent {
     readonly serverIdleTimeouts: Record<string, number>;
     /** Per-origin counters: sockets, requests, reuse, close reasons, queue waits. */
     getStats(): AgentStats;
+    /**
+     * Closes the agent gracefully: from the call on, new requests fail with
+     * `ERR_AGENT_CLOSED`; idle sockets close at once; requests in flight and
+     * queued ones complete, and each socket closes as soon as it is free.
+     * Resolves when the agent holds no socket. Every call returns the same
+     * promise; `destroy()` ends what is left and resolves it.
+     */
+    close(): Promise<void>;
+    /** `close()`, for `await using agent = new HttpAgent()`. */
+    [Symbol.asyncDispose](): Promise<void>;
 
     /** The counters' values at the last read of `statusChanged`. */
     createSocketCountLastCheck: number;

@@ -33,7 +33,7 @@ const CLOSE_REASONS = Object.freeze({
   UNUSABLE: 'unusable',
   /** `agent.destroy()` closed it. */
   DESTROY: 'destroy',
-  /** Reserved for `agent.close()` (a graceful close), which the agent does not have yet. */
+  /** `agent.close()` closed it: idle when close() was called, or as soon as it was free after. */
   AGENT_CLOSE: 'agent-close',
   /** It left the agent for an HTTP upgrade (101) or CONNECT, and its new owner closed it. */
   UPGRADE: 'upgrade',

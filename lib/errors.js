@@ -31,6 +31,37 @@ class AgentDestroyedError extends Error {
   }
 }
 
+/** `agent.close()` was called: the agent takes no new request. */
+class AgentClosedError extends Error {
+  constructor() {
+    super('The agent is closed: it takes no new requests');
+    this.name = 'AgentClosedError';
+    this.code = 'ERR_AGENT_CLOSED';
+  }
+}
+
+/** The request would have waited for a socket behind `maxQueue` others of its origin. */
+class QueueFullError extends Error {
+  constructor(maxQueue) {
+    super(maxQueue === 0
+      ? 'No socket is free and the request may not wait for one (maxQueue: 0)'
+      : `No socket is free and ${maxQueue} requests already wait for one (maxQueue: ${maxQueue})`);
+    this.name = 'QueueFullError';
+    this.code = 'ERR_AGENT_QUEUE_FULL';
+    this.maxQueue = maxQueue;
+  }
+}
+
+/** The request waited `timeout` ms behind maxSockets without getting a socket; it was never sent. */
+class QueueTimeoutError extends Error {
+  constructor(timeout) {
+    super(`The request waited ${timeout} ms for a socket without getting one (queueTimeout: ${timeout})`);
+    this.name = 'QueueTimeoutError';
+    this.code = 'ERR_AGENT_QUEUE_TIMEOUT';
+    this.timeout = timeout;
+  }
+}
+
 /** An option has the wrong type, or a duration string that cannot be parsed. */
 class InvalidOptionTypeError extends TypeError {
   constructor(option, expected, value) {
@@ -89,6 +120,9 @@ class ProxyTunnelError extends Error {
 module.exports = {
   SocketTimeoutError,
   AgentDestroyedError,
+  AgentClosedError,
+  QueueFullError,
+  QueueTimeoutError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   InvalidProxyOptionError,

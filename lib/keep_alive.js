@@ -18,11 +18,13 @@ const clock = require('./clock');
 const { MAX_TIMER } = clock;
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
 const { parseKeepAlive } = require('./keep_alive_header');
-const { SocketTimeoutError, AgentDestroyedError } = require('./errors');
+const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
 const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
 const { CLOSE_REASONS, recordCloseReason } = require('./close_reasons');
+const { QueueBounds } = require('./queue_bounds');
+const { Shutdown } = require('./shutdown');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -57,6 +59,8 @@ const kCreateOptions = Symbol('steady-agent.createOptions');
 // Taken out of core's maps already (an active timeout): core's own
 // removeSocket on 'close' has nothing left to do.
 const kRemoved = Symbol('steady-agent.removed');
+// Left the agent for an HTTP upgrade: no longer one of the sockets it holds.
+const kUpgraded = Symbol('steady-agent.upgraded');
 
 /**
  * The Keep-Alive response header, from the raw headers: on a socket handed
@@ -127,6 +131,10 @@ function keepAlive(Base, { name, getName: naming }) {
     #pickedPool;
     // Which limit the last #freeTimeout() call was decided by (socket:free's limitedBy).
     #freeLimitedBy = 'freeSocketTimeout';
+    // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
+    #queueBounds = null;
+    // close() and the count of sockets it waits for (lib/shutdown.js).
+    #shutdown = new Shutdown();
 
     constructor(options) {
       const config = normalizeOptions(options);
@@ -136,6 +144,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#config = { ...config };
       this.options = agentOptions(this.options, this.#config);
       this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
+      this.#queueBounds = QueueBounds.create(config);
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so
       // that we see the pool and the queue as core is about to change them.
@@ -145,16 +154,28 @@ function keepAlive(Base, { name, getName: naming }) {
     // ---- naming and picking a free socket ----------------------------------
 
     addRequest(req, options, port, localAddress) {
+      // After close(), as core fails a request that gets no socket: the
+      // error reaches the request on the next tick.
+      if (this.#shutdown.closing) {
+        req.onSocket(null, new AgentClosedError());
+        return;
+      }
       // Proxy: absolute-form rewrite of http requests (lib/proxy).
       if (this.#proxy !== null) options = this.#proxy.route(req, options, port, localAddress);
       this.#picking = true;
       try {
         super.addRequest(req, options, port, localAddress);
-        // Observability: core queued the request behind maxSockets (it is last in the queue).
-        if (this.requests[this.#pickedPool]?.at(-1) === req) this.#events.requestQueued(req, this.#pickedPool, options);
+        // Core queued the request behind maxSockets (it is last in the queue).
+        if (this.requests[this.#pickedPool]?.at(-1) === req) this.#queued(req, this.#pickedPool, options);
       } finally {
         this.#picking = false;
       }
+    }
+
+    #queued(req, pool, options) {
+      // maxQueue may turn it away; queueTimeout starts its timer.
+      if (this.#queueBounds !== null && !this.#queueBounds.admit(this, req, pool)) return;
+      this.#events.requestQueued(req, pool, options); // observability
     }
 
     getName(options = {}) {
@@ -218,8 +239,10 @@ function keepAlive(Base, { name, getName: naming }) {
     // socket, through the callback, not the one returned). That socket, and
     // only that one, is initialised and counted here.
     createSocket(req, options, callback) {
-      const creation = { options };
+      const creation = { options, pending: true };
       this.#creating = creation;
+      const shutdown = this.#shutdown;
+      shutdown.creating++;
       try {
         super.createSocket(req, options, (err, socket) => {
           // A failure before there was a socket of ours (a proxy tunnel);
@@ -229,8 +252,21 @@ function keepAlive(Base, { name, getName: naming }) {
           } else {
             this[INIT_SOCKET](socket, creation.options);
           }
+          if (creation.pending) {
+            creation.pending = false;
+            shutdown.creating--;
+            shutdown.settle();
+          }
           callback(err, socket);
         });
+      } catch (err) {
+        // createConnection threw: no socket, and no callback.
+        if (creation.pending) {
+          creation.pending = false;
+          shutdown.creating--;
+          shutdown.settle();
+        }
+        throw err;
       } finally {
         this.#creating = null;
       }
@@ -296,6 +332,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
       this.createSocketCount++;
+      this.#shutdown.open++;
       this.#events.socketCreated(socket, pool, options);
       KeepAliveAgent.#watch(socket);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
@@ -321,6 +358,8 @@ function keepAlive(Base, { name, getName: naming }) {
     // from now on. 'close' stays, so the socket still counts as closed.
     static #onAgentRemove() {
       recordCloseReason(this, CLOSE_REASONS.UPGRADE); // observability
+      this[kUpgraded] = true;
+      this[kAgent].#socketLeft();
       this.removeListener('secureConnect', KeepAliveAgent.#onConnect);
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
@@ -406,7 +445,8 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       this.#readServerHint(socket, socket._httpMessage?.res);
       const now = clock.now();
-      const reason = this.#retired(socket, now);
+      // After close(), every socket closes as soon as it is free.
+      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE : this.#retired(socket, now);
       if (reason !== null) {
         // Core destroys a socket it may not keep.
         socket[kClosedByAgent] = true;
@@ -649,6 +689,14 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.#probes.get(socket[kPool]) === socket) this.#probes.delete(socket[kPool]);
       this.#events.socketClosed(socket, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
+      if (socket[kUpgraded] !== true) this.#socketLeft();
+    }
+
+    /** The socket is no longer one the agent holds (closed, or upgraded): close() may be done. */
+    #socketLeft() {
+      const shutdown = this.#shutdown;
+      shutdown.open--;
+      shutdown.settle();
     }
 
     /**
@@ -743,6 +791,31 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#probes.clear();
       super.destroy();
       this.#sweeper.stop();
+    }
+
+    /**
+     * Closes the agent gracefully: new requests fail with ERR_AGENT_CLOSED,
+     * idle sockets close now, requests in flight and queued ones are served,
+     * and each socket closes as soon as it is free. The promise (the same one
+     * on every call) resolves when the agent holds no socket; destroy()
+     * ends what is left at once.
+     */
+    close() {
+      const closing = this.#shutdown.closing;
+      const promise = this.#shutdown.close();
+      if (!closing) {
+        for (const pool of Object.keys(this.freeSockets)) {
+          for (const socket of [...this.freeSockets[pool]]) this.#evict(socket, CLOSE_REASONS.AGENT_CLOSE);
+        }
+        for (const probe of this.#probes.values()) this.#close(probe, CLOSE_REASONS.AGENT_CLOSE);
+        this.#probes.clear();
+        this.#sweeper.stop();
+      }
+      return promise;
+    }
+
+    [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() {
+      return this.close();
     }
 
     // ---- status ------------------------------------------------------------------

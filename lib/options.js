@@ -53,7 +53,7 @@ function count(name, value, min, hint = '') {
 const OWN = new Set([
   'keepAlive', 'keepAliveMsecs', 'freeSocketTimeout', 'timeout', 'socketActiveTTL',
   'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets',
-  'keepAliveTimeout', 'freeSocketKeepAliveTimeout',
+  'keepAliveTimeout', 'freeSocketKeepAliveTimeout', 'maxQueue', 'queueTimeout',
   // Never passed to core: Node 22.21+/24.5+ would proxy on its own with proxyEnv.
   'proxy', 'noProxy', 'proxyEnv',
 ]);
@@ -97,6 +97,9 @@ function normalizeOptions(input) {
   const maxFreeSockets = count('maxFreeSockets', input.maxFreeSockets, 1,
     ' (to keep no idle sockets, set keepAlive: false)');
   if (maxFreeSockets !== undefined) normalized.maxFreeSockets = maxFreeSockets;
+  // Bounds on the wait behind maxSockets (lib/queue_bounds.js); 0 waits never / is off.
+  normalized.maxQueue = count('maxQueue', input.maxQueue, 0) ?? Infinity;
+  normalized.queueTimeout = duration('queueTimeout', input.queueTimeout) ?? 0;
   // maxTotalSockets and scheduling pass through: core's constructor validates
   // them, and code written for core's agent expects core's error classes.
   // Proxy settings (lib/proxy): validated here, resolved by the agent.
@@ -115,7 +118,7 @@ function normalizeOptions(input) {
 const CONSTRUCTION_ONLY = new Set([
   'keepAliveMsecs', 'serverTimeoutMargin',
   'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
-  'agentKeepAliveTimeoutBuffer', 'proxy',
+  'agentKeepAliveTimeoutBuffer', 'proxy', 'maxQueue', 'queueTimeout',
 ]);
 
 // Options read again each time a socket goes free or active: a write to

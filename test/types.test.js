@@ -14,6 +14,17 @@ const Agent = require('steady-agent');
 const root = path.join(__dirname, '..');
 const declarationFile = path.join(root, 'index.d.ts');
 
+// The compiler names a member keyed by a well-known symbol `__@asyncDispose@<id>`.
+function wellKnown(name) {
+  const match = /^__@(\w+)@\d+$/.exec(name);
+  return match === null ? name : `Symbol.${match[1]}`;
+}
+
+/** `name` as a property key: 'Symbol.asyncDispose' is the symbol itself. */
+function propertyKey(name) {
+  return name.startsWith('Symbol.') ? Symbol[name.slice('Symbol.'.length)] : name;
+}
+
 function loadDeclarations() {
   const config = ts.getParsedCommandLineOfConfigFile(
     path.join(__dirname, 'types', 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic() {} });
@@ -27,7 +38,7 @@ function loadDeclarations() {
     .some((declaration) => path.resolve(declaration.getSourceFile().fileName) === declarationFile);
   const names = (type, { own = false } = {}) => checker.getPropertiesOfType(type)
     .filter((symbol) => !own || declaredHere(symbol))
-    .map((symbol) => symbol.name)
+    .map((symbol) => wellKnown(symbol.name))
     .sort();
   const classInstance = (symbol) => checker.getDeclaredTypeOfSymbol(symbol);
 
@@ -52,8 +63,13 @@ function loadDeclarations() {
 /** Public names on a class's own prototype that core's http.Agent does not already have. */
 function runtimeOwnMembers(Class) {
   const core = new Set(Object.getOwnPropertyNames(http.Agent.prototype));
+  const symbols = Object.getOwnPropertySymbols(Class.prototype)
+    .map((symbol) => Object.keys(Object.getOwnPropertyDescriptors(Symbol)).find((name) => Symbol[name] === symbol))
+    .filter((name) => name !== undefined)
+    .map((name) => `Symbol.${name}`);
   return Object.getOwnPropertyNames(Class.prototype)
     .filter((name) => name !== 'constructor' && !core.has(name))
+    .concat(symbols)
     .sort();
 }
 
@@ -88,7 +104,7 @@ describe('index.d.ts matches the runtime', function () {
         const agent = new Agent[name]();
         try {
           // `in` does not run the getters, so the deprecated ones stay quiet.
-          for (const member of types[key].own) assert.ok(member in agent, `${name}#${member} is declared but missing`);
+          for (const member of types[key].own) assert.ok(propertyKey(member) in agent, `${name}#${member} is declared but missing`);
         } finally {
           agent.destroy();
         }

@@ -111,6 +111,12 @@ axios.create({ httpAgent, httpsAgent });
 httpAgent.destroy();
 httpsAgent.destroy();
 
+// Bounded queues and a graceful close.
+const bounded = new HttpsAgent({ maxSockets: 10, maxQueue: 100, queueTimeout: '2s' });
+const limits: [number, number] = [bounded.options.maxQueue, bounded.options.queueTimeout];
+const closed: Promise<void> = bounded.close();
+const disposed: Promise<void> = new HttpAgent({ maxQueue: 0, queueTimeout: 500 })[Symbol.asyncDispose]();
+
 // Proxies: a URL string or URL, NO_PROXY as a string or array, process.env.
 const proxied = new HttpsAgent({ proxy: 'http://user:pass@proxy.internal:3128', noProxy: ['localhost', '.internal'] });
 new HttpAgent({ proxy: new URL('https://proxy.internal:8443'), noProxy: 'localhost,127.0.0.1' });
@@ -119,6 +125,8 @@ new HttpAgent({ proxyEnv: { HTTP_PROXY: 'http://proxy:3128', NO_PROXY: '*' } });
 proxied.destroy();
 
 // Negative checks: each line must fail to compile.
+// @ts-expect-error maxQueue is a number
+new HttpAgent({ maxQueue: true });
 // @ts-expect-error proxy is a string or a URL
 new HttpAgent({ proxy: { host: 'proxy', port: 3128 } });
 // @ts-expect-error noProxy entries are strings
