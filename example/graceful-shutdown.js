@@ -1,21 +1,19 @@
 'use strict';
 
-// Graceful shutdown: on SIGTERM, start no new requests, let the ones in
-// flight finish, then destroy the agent so no idle socket keeps the process
-// alive. Run: node example/graceful-shutdown.js
+// Graceful shutdown: on SIGTERM, agent.close() refuses new requests, lets
+// the ones in flight (and any queued behind maxSockets) finish, closes every
+// socket as soon as it is free, and resolves when none is left; then the
+// process ends by itself. Run: node example/graceful-shutdown.js
 //
 // To stay self-contained the demo sends itself SIGTERM while three slow
-// requests are in flight.
+// requests are in flight (a fourth waits in the queue behind maxSockets: 3).
 const http = require('node:http');
 const { HttpAgent } = require('steady-agent');
 
-const agent = new HttpAgent({ freeSocketTimeout: '30s' }); // long: only destroy() ends these sockets
-const inFlight = new Set();
-let shuttingDown = false;
+const agent = new HttpAgent({ maxSockets: 3, freeSocketTimeout: '30s' });
 
 function get(url) {
-  if (shuttingDown) return Promise.reject(new Error('shutting down: request refused'));
-  const pending = new Promise((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     http.get(url, { agent }, (res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -23,17 +21,13 @@ function get(url) {
       res.on('end', () => resolve(body));
     }).on('error', reject);
   });
-  inFlight.add(pending);
-  const forget = () => inFlight.delete(pending);
-  pending.then(forget, forget);
-  return pending;
 }
 
 async function main() {
   let received = 0;
   const server = http.createServer((req, res) => {
     received++;
-    if (received === 3) process.kill(process.pid, 'SIGTERM'); // all three are in flight
+    if (received === 3) process.kill(process.pid, 'SIGTERM'); // three in flight, one queued
     setTimeout(() => res.end(`done ${req.url}`), 300);
   });
   server.keepAliveTimeout = 60000;
@@ -41,27 +35,24 @@ async function main() {
   const origin = `http://127.0.0.1:${server.address().port}`;
 
   process.once('SIGTERM', async () => {
-    shuttingDown = true;
-    console.log(`SIGTERM: waiting for ${inFlight.size} in-flight requests`);
-    const results = await Promise.allSettled([...inFlight]);
-    const ok = results.filter((result) => result.status === 'fulfilled').length;
-    console.log(`${ok}/${results.length} in-flight requests finished`);
-
-    agent.destroy();
+    const { sockets, requests } = agent.getCurrentStatus();
+    const count = (perOrigin) => Object.values(perOrigin).reduce((sum, n) => sum + n, 0);
+    console.log(`SIGTERM: closing the agent with ${count(sockets)} requests in flight and ${count(requests)} queued`);
+    const closed = agent.close();
+    // A request made from now on fails with ERR_AGENT_CLOSED.
+    get(`${origin}/late`).catch((err) => console.log(`a new request: ${err.code}`));
+    await closed;
+    console.log('agent closed: no socket left');
     server.close(() => console.log('server closed'));
   });
 
-  // Nothing is left to keep the event loop alive once the sockets have
-  // closed, so the process ends by itself.
   process.once('exit', (code) => {
     const status = agent.getCurrentStatus();
-    const count = (perOrigin) => Object.values(perOrigin).reduce((sum, n) => sum + n, 0);
     console.log(`exit ${code}: ${status.requestCount} requests served, `
-      + `${status.closeSocketCount}/${status.createSocketCount} sockets closed, `
-      + `${count(status.sockets) + count(status.freeSockets)} left in the pool`);
+      + `${status.closeSocketCount}/${status.createSocketCount} sockets closed`);
   });
 
-  for (const path of ['/a', '/b', '/c']) {
+  for (const path of ['/a', '/b', '/c', '/d']) {
     get(`${origin}${path}`).then((body) => console.log(`response: ${body}`), (err) => console.log(err.message));
   }
 }

@@ -61,10 +61,12 @@ const examples = {
     /^the proxy saw: CONNECT 127\.0\.0\.1:PORT \| GET http:\/\/127\.0\.0\.1:PORT\/1 \| GET http:\/\/127\.0\.0\.1:PORT\/2$/m,
   ],
   'graceful-shutdown.js': [
-    /^SIGTERM: waiting for 3 in-flight requests$/m,
-    /^3\/3 in-flight requests finished$/m,
+    /^SIGTERM: closing the agent with 3 requests in flight and 1 queued$/m,
+    /^a new request: ERR_AGENT_CLOSED$/m,
+    /^response: done \/d$/m,
+    /^agent closed: no socket left$/m,
     /^server closed$/m,
-    /^exit 0: 3 requests served, 3\/3 sockets closed, 0 left in the pool$/m,
+    /^exit 0: 4 requests served, 3\/3 sockets closed$/m,
   ],
 };
 

@@ -120,6 +120,24 @@ function rawResponse(body = 'ok', headers = {}) {
 /** TLS client options that trust the fixture CA. */
 const tlsClientOptions = Object.freeze({ ca: fixtures.ca });
 
+/**
+ * A server (http or https) that answers `/hold...` only when the test says
+ * so, and anything else at once. `held` counts the requests it holds;
+ * `release()` answers every one of them.
+ */
+async function createHoldingServer(protocol) {
+  const waiting = [];
+  const handle = await createServer(protocol, (req, res) => {
+    req.resume();
+    const answer = () => res.end(`ok ${req.url}`);
+    if (req.url.startsWith('/hold')) waiting.push(answer);
+    else answer();
+  });
+  handle.release = () => { for (const answer of waiting.splice(0)) answer(); };
+  Object.defineProperty(handle, 'held', { get: () => waiting.length });
+  return handle;
+}
+
 /** A port on 127.0.0.1 that refuses connections (a server bound, then closed). */
 function refusedPort() {
   return new Promise((resolve, reject) => {
@@ -137,6 +155,7 @@ module.exports = {
   createHttpsServer,
   createServer,
   createRawServer,
+  createHoldingServer,
   onRequests,
   rawResponse,
   tlsClientOptions,
