@@ -4,6 +4,9 @@ const assert = require('node:assert/strict');
 const {
   SocketTimeoutError,
   AgentDestroyedError,
+  AgentClosedError,
+  QueueFullError,
+  QueueTimeoutError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
 } = require('../lib/errors');
@@ -25,6 +28,33 @@ describe('errors', () => {
     assert.ok(err instanceof Error);
     assert.equal(err.name, 'AgentDestroyedError');
     assert.equal(err.code, 'ERR_AGENT_DESTROYED');
+  });
+
+  it('AgentClosedError has code ERR_AGENT_CLOSED', () => {
+    const err = new AgentClosedError();
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'AgentClosedError');
+    assert.equal(err.code, 'ERR_AGENT_CLOSED');
+    assert.equal(err.message, 'The agent is closed: it takes no new requests');
+  });
+
+  it('QueueFullError has code ERR_AGENT_QUEUE_FULL and the limit', () => {
+    const err = new QueueFullError(3);
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'QueueFullError');
+    assert.equal(err.code, 'ERR_AGENT_QUEUE_FULL');
+    assert.equal(err.maxQueue, 3);
+    assert.equal(err.message, 'No socket is free and 3 requests already wait for one (maxQueue: 3)');
+    assert.equal(new QueueFullError(0).message, 'No socket is free and the request may not wait for one (maxQueue: 0)');
+  });
+
+  it('QueueTimeoutError has code ERR_AGENT_QUEUE_TIMEOUT and the timeout', () => {
+    const err = new QueueTimeoutError(2000);
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'QueueTimeoutError');
+    assert.equal(err.code, 'ERR_AGENT_QUEUE_TIMEOUT');
+    assert.equal(err.timeout, 2000);
+    assert.equal(err.message, 'The request waited 2000 ms for a socket without getting one (queueTimeout: 2000)');
   });
 
   it('InvalidOptionTypeError is a TypeError naming the option and the value', () => {
