@@ -804,8 +804,13 @@ function keepAlive(Base, { name, getName: naming }) {
       const closing = this.#shutdown.closing;
       const promise = this.#shutdown.close();
       if (!closing) {
-        for (const pool of Object.keys(this.freeSockets)) {
-          for (const socket of [...this.freeSockets[pool]]) this.#evict(socket, CLOSE_REASONS.AGENT_CLOSE);
+        // Out of the pool first: core takes a socket out only on its 'close',
+        // a tick or more after destroy().
+        const free = this.freeSockets;
+        for (const pool of Object.keys(free)) {
+          const sockets = free[pool];
+          delete free[pool];
+          for (const socket of sockets) this.#close(socket, CLOSE_REASONS.AGENT_CLOSE);
         }
         for (const probe of this.#probes.values()) this.#close(probe, CLOSE_REASONS.AGENT_CLOSE);
         this.#probes.clear();

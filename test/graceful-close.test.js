@@ -10,6 +10,7 @@ const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createHoldingServer, createServer } = require('./support/servers');
 const { request, delay, waitFor } = require('./support/request');
 const { closeAfterEach } = require('./support/cleanup');
+const { startProxy } = require('./support/proxy');
 
 /** The request's error; fails the test if it succeeds. */
 async function failure(promise) {
@@ -158,6 +159,33 @@ for (const protocol of PROTOCOLS) {
     });
   });
 }
+
+describe('agent.close() through a proxy', () => {
+  const { keep } = closeAfterEach();
+
+  it('waits for a tunnel still opening and the request it serves, then closes every tunnel', async () => {
+    const target = keep(await createHoldingServer('https:'));
+    const proxy = keep(await startProxy());
+    const agent = createAgent('https:', { proxy: proxy.url(), maxSockets: 1 });
+    try {
+      const inFlight = request(target.url('/hold'), { agent });
+      const queued = request(target.url('/queued'), { agent });
+      // close() before the tunnel is even open: the request it is for still runs.
+      const closing = agent.close();
+      const closed = watch(closing);
+      await waitFor(() => target.held === 1);
+      assert.equal(closed.settled, false);
+      target.release();
+      assert.deepEqual((await Promise.all([inFlight, queued])).map((res) => res.body), ['ok /hold', 'ok /queued']);
+      await closing;
+      assertEmpty(agent, []);
+      assert.equal(proxy.connects, 1);
+      await waitFor(() => target.connections.size === 0);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
 
 describe('agent.close() and HTTP upgrades', () => {
   const { keep, agentOf } = closeAfterEach();
