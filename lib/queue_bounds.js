@@ -64,8 +64,8 @@ class QueueBounds {
     QueueBounds.#leftQueue.call(req);
     const queue = agent.requests[pool];
     const index = queue === undefined ? -1 : queue.indexOf(req);
-    // Not in the queue: core failed it already (a socket that could not be
-    // made for it), and the error reached it.
+    // Not in the queue: taken out by someone else (agent.destroy() fails
+    // every queued request), its error already on the way.
     if (index === -1) return;
     queue.splice(index, 1);
     if (queue.length === 0) delete agent.requests[pool];
