@@ -8,6 +8,7 @@ const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { tempDirEach } = require('./support/cleanup');
 
 const root = path.join(__dirname, '..');
 const benchmarkDir = path.join(root, 'benchmark');
@@ -40,14 +41,11 @@ const snapshot = () => tracked.map((file) => (fs.existsSync(file) ? fs.readFileS
 
 describe('benchmark results', function () {
   this.timeout(90000);
+  const tmpDir = tempDirEach('results-');
   let tmp;
 
   beforeEach(() => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'steady-agent-results-'));
-  });
-
-  afterEach(() => {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    tmp = tmpDir();
   });
 
   it('node benchmark/nagle.js prints its table and writes no file', async () => {
@@ -96,6 +94,20 @@ describe('benchmark results', function () {
     assert.match(md, /Run 2026-01-02 03:04 UTC with `node benchmark\/race\.js --save` on Node v24\.0\.0, Other CPU, 64 cores, 256 GiB, Other OS\./);
     assert.match(md, new RegExp(`with \`BENCH_AGENTS=.* node benchmark/nagle\\.js --save\` on Node ${process.version.replace(/\./g, '\\.')}, `));
     assert.doesNotMatch(md, /^Machine:/m, 'no machine line for the whole file');
+    assert.deepEqual(snapshot(), before, 'the tracked results changed');
+  });
+
+  it('run-all.js (npm run bench) saves every scenario it runs and renders its chart', async () => {
+    const before = snapshot();
+    const { code, stdout, stderr } = await run('benchmark/run-all.js', [], { BENCH_RESULTS_DIR: tmp, BENCH_SCENARIOS: 'nagle' });
+    assert.equal(code, 0, stderr);
+    assert.match(stdout, /^nagle +ok /m);
+    const results = JSON.parse(fs.readFileSync(path.join(tmp, 'results.json'), 'utf8'));
+    assert.deepEqual(Object.keys(results.scenarios), ['nagle']);
+    assert.equal(results.scenarios.nagle.command,
+      'BENCH_AGENTS=steady-agent,node-keepalive BENCH_NAGLE_REQUESTS=2 BENCH_NAGLE_WARMUP=1 BENCH_SCENARIOS=nagle node benchmark/run-all.js');
+    assert.deepEqual(fs.readdirSync(path.join(tmp, 'charts')), ['nagle.svg']);
+    assert.match(fs.readFileSync(path.join(tmp, 'charts', 'nagle.svg'), 'utf8'), /^<svg [^>]*viewBox="0 0 \d+ \d+"/);
     assert.deepEqual(snapshot(), before, 'the tracked results changed');
   });
 });

@@ -75,6 +75,7 @@ function saveScenario(entry) {
     command: command(),
   };
   results.updated = new Date().toISOString();
+  fs.mkdirSync(DIR, { recursive: true });
   fs.writeFileSync(JSON_FILE, `${JSON.stringify(results, null, 2)}\n`);
   fs.writeFileSync(MD_FILE, renderMarkdown(results));
   return results;
