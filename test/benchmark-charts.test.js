@@ -41,6 +41,12 @@ describe('benchmark charts', function () {
     });
   }
 
+  it('the README shows every chart', () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const shown = [...readme.matchAll(/!\[[^\]]+\]\(benchmark\/charts\/([\w-]+)\.svg\)/g)].map((m) => m[1]);
+    assert.deepEqual(shown.slice().sort(), charted.slice().sort());
+  });
+
   it('re-rendering from results.json gives the committed charts (node benchmark/charts.js)', async () => {
     const written = await renderCharts({ dir: tmp() });
     assert.deepEqual(written.map((file) => path.basename(file)), charted.map((id) => `${id}.svg`));

@@ -7,6 +7,7 @@
 // test/nodelay.test.js test the behaviour behind them).
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
+const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
@@ -45,5 +46,12 @@ describe('npm run demo', function () {
       assert.equal(opened + reused, sentAnnounced + sentSilent);
     }
     assert.equal(lines[header + 5], '');
+  });
+
+  it('is on the README\'s first screen, with npm test', () => {
+    assert.equal(require('../package.json').scripts.demo, 'node benchmark/demo.js');
+    const firstScreen = fs.readFileSync(path.join(root, 'README.md'), 'utf8').split('\n').slice(0, 40).join('\n');
+    assert.match(firstScreen, /^npm ci && npm run demo\b/m);
+    assert.match(firstScreen, /^npm test\b/m);
   });
 });
