@@ -21,12 +21,17 @@ function run(file, args, env) {
   return new Promise((resolve) => {
     execFile(process.execPath, [file, ...args], {
       cwd: root,
-      env: { ...process.env, ...KNOBS, ...env },
+      env: { ...withoutKnobs(process.env), ...KNOBS, ...env },
       timeout: 60000,
     }, (err, stdout, stderr) => {
       resolve({ code: err ? err.code ?? err.signal : 0, stdout, stderr });
     });
   });
+}
+
+/** The environment less any BENCH_* a developer has set: the test chooses its own. */
+function withoutKnobs(env) {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('BENCH_')));
 }
 
 function gitStatus() {
