@@ -3,13 +3,16 @@
 // `npm run bench`: runs every scenario, one after the other, each as its own
 // program (node benchmark/<name>.js), so that one scenario's garbage, JIT
 // state or leftover sockets cannot touch the next. Each scenario prints its
-// table and records it in results.json / results.md.
+// table and, given --save (passed to each), records it in results.json /
+// results.md; then charts.js renders benchmark/charts/*.svg from
+// results.json.
 //
 //   npm run bench
 //   BENCH_SCENARIOS=client-cost,https-cost npm run bench
 const { spawn } = require('node:child_process');
 const path = require('node:path');
-const { commandLine, MD_FILE, JSON_FILE } = require('./lib/results');
+const { commandLine, MD_FILE, JSON_FILE, SAVE_FLAG } = require('./lib/results');
+const { renderCharts } = require('./charts');
 
 const SCENARIOS = ['proxy', 'client-cost', 'https-cost', 'instructions', 'nagle', 'race', 'axios-latency', 'proxy-tunnel'];
 // A scenario still running after this long is killed (its servers exit with
@@ -30,7 +33,7 @@ function selected() {
 
 function runScenario(name, env) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(__dirname, `${name}.js`)], { stdio: 'inherit', env });
+    const child = spawn(process.execPath, [path.join(__dirname, `${name}.js`), SAVE_FLAG], { stdio: 'inherit', env });
     const timeout = timeoutFor(name);
     const timer = setTimeout(() => {
       console.error(`${name}: still running after ${timeout} s, killing it`);
@@ -62,6 +65,8 @@ async function main() {
   for (const { name, outcome, seconds } of outcomes) console.log(`${name.padEnd(14)} ${outcome.padEnd(24)} ${seconds} s`);
   console.log(`total ${Math.round((Date.now() - started) / 1000)} s`);
   console.log(`results: ${path.relative(process.cwd(), JSON_FILE)}, ${path.relative(process.cwd(), MD_FILE)}`);
+  const charts = await renderCharts();
+  console.log(`charts: ${charts.map((file) => path.relative(process.cwd(), file)).join(', ')}`);
   if (outcomes.some((o) => o.outcome !== 'ok')) process.exitCode = 1;
 }
 

@@ -1,16 +1,23 @@
 'use strict';
 
-// benchmark/results.json keeps one entry per scenario; running a scenario
-// alone replaces only its own entry. benchmark/results.md is rebuilt from the
-// JSON every time, so it always shows every scenario's latest tables.
+// benchmark/results.json keeps one entry per scenario; a scenario run with
+// --save replaces only its own entry. benchmark/results.md is rebuilt from the
+// JSON every time, so it always shows every scenario's latest tables, each
+// with the machine, Node version, date and command that measured it.
+//
+// Without --save a scenario only prints: results.json and results.md are
+// tracked files, and a trial run must not rewrite them.
+// BENCH_RESULTS_DIR points the files elsewhere (the tests use a temporary
+// directory).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { formatMarkdown } = require('./table');
 
-const DIR = path.join(__dirname, '..');
+const DIR = process.env.BENCH_RESULTS_DIR ? path.resolve(process.env.BENCH_RESULTS_DIR) : path.join(__dirname, '..');
 const JSON_FILE = path.join(DIR, 'results.json');
 const MD_FILE = path.join(DIR, 'results.md');
+const SAVE_FLAG = '--save';
 
 // The order scenarios appear in results.md.
 const ORDER = ['proxy', 'client-cost', 'https-cost', 'instructions', 'nagle', 'race', 'axios-latency', 'proxy-tunnel'];
@@ -35,7 +42,7 @@ function command() {
 /** `words` prefixed with the BENCH_* variables set in the environment. */
 function commandLine(words) {
   const knobs = Object.keys(process.env)
-    .filter((name) => name.startsWith('BENCH_') && name !== 'BENCH_COMMAND')
+    .filter((name) => name.startsWith('BENCH_') && name !== 'BENCH_COMMAND' && name !== 'BENCH_RESULTS_DIR')
     .sort()
     .map((name) => `${name}=${process.env[name]}`);
   return [...knobs, ...words].join(' ');
@@ -56,8 +63,10 @@ function load() {
  * { id, title, summary, params, tables: [{ title, columns, rows }], notes: [] }
  */
 function saveScenario(entry) {
-  // BENCH_SAVE=0 for runs that must not replace the recorded tables (profiling).
-  if (process.env.BENCH_SAVE === '0') return null;
+  if (!process.argv.includes(SAVE_FLAG)) {
+    console.log(`Not recorded: run with ${SAVE_FLAG} (or npm run bench) to write ${path.relative(process.cwd(), JSON_FILE)} and results.md.`);
+    return null;
+  }
   const results = load();
   results.scenarios[entry.id] = {
     ...entry,
@@ -66,6 +75,7 @@ function saveScenario(entry) {
     command: command(),
   };
   results.updated = new Date().toISOString();
+  fs.mkdirSync(DIR, { recursive: true });
   fs.writeFileSync(JSON_FILE, `${JSON.stringify(results, null, 2)}\n`);
   fs.writeFileSync(MD_FILE, renderMarkdown(results));
   return results;
@@ -84,21 +94,19 @@ function rank(id) {
 
 function renderMarkdown(results) {
   const entries = orderedEntries(results);
-  const out = ['# steady-agent benchmark results', ''];
-  const latest = entries.reduce((a, b) => (!a || b.date > a.date ? b : a), null);
-  if (latest) {
-    const m = latest.machine;
-    out.push(
-      `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}; Node ${m.node}.`,
-      'All servers run in their own processes on 127.0.0.1; see benchmark/README.md for what each scenario measures.',
-      '',
-    );
-  }
+  // No machine line for the whole file: scenarios are saved one at a time,
+  // possibly on different machines and Node versions, so each says its own.
+  const out = [
+    '# steady-agent benchmark results',
+    '',
+    'All servers run in their own processes on 127.0.0.1; see benchmark/README.md for what each scenario measures. '
+      + 'Each scenario says when, where and with which command it was measured.',
+    '',
+  ];
   entries.forEach((entry, i) => {
     out.push(`## ${i + 1}. ${entry.title}`, '');
     if (entry.summary) out.push(entry.summary, '');
-    const m = entry.machine;
-    out.push(`Run ${entry.date.slice(0, 16).replace('T', ' ')} UTC with \`${entry.command}\` (Node ${m.node}, ${m.cpu}, ${m.cores} cores).`, '');
+    out.push(`Run ${entry.date.slice(0, 16).replace('T', ' ')} UTC with \`${entry.command}\` on ${describeMachine(entry.machine)}.`, '');
     if (entry.params && Object.keys(entry.params).length) {
       out.push(`Parameters: ${Object.entries(entry.params).map(([k, v]) => `${k}=${v}`).join(', ')}.`, '');
     }
@@ -109,4 +117,17 @@ function renderMarkdown(results) {
   return `${out.join('\n').trimEnd()}\n`;
 }
 
-module.exports = { saveScenario, renderMarkdown, machine, command, commandLine, JSON_FILE, MD_FILE };
+/** "Node v20.20.2, AMD EPYC, 2 cores, 24 GiB, Linux 6.18 x64" */
+function describeMachine(m) {
+  return `Node ${m.node}, ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.os}`;
+}
+
+/** Rewrites results.md from results.json, for a change in how it is rendered. */
+function rerenderMarkdown() {
+  fs.writeFileSync(MD_FILE, renderMarkdown(load()));
+}
+
+module.exports = {
+  saveScenario, renderMarkdown, rerenderMarkdown, describeMachine, load, machine, command, commandLine,
+  SAVE_FLAG, DIR, JSON_FILE, MD_FILE,
+};

@@ -1,5 +1,9 @@
 'use strict';
 
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
 // What a test opens, closed after each test even when an assertion fails.
 // Call from inside a `describe`: it registers the `afterEach` there.
 
@@ -28,4 +32,20 @@ function closeAfterEach() {
   };
 }
 
-module.exports = { closeAfterEach };
+/**
+ * A fresh temporary directory for each test, removed after it even when an
+ * assertion fails. Returns a getter: `const dir = tempDirEach('name-'); ... dir()`.
+ */
+function tempDirEach(prefix) {
+  let current = null;
+  beforeEach(() => {
+    current = fs.mkdtempSync(path.join(os.tmpdir(), `steady-agent-${prefix}`));
+  });
+  afterEach(() => {
+    fs.rmSync(current, { recursive: true, force: true });
+    current = null;
+  });
+  return () => current;
+}
+
+module.exports = { closeAfterEach, tempDirEach };
