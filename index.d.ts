@@ -1,5 +1,9 @@
-import * as http from 'http';
-import * as https from 'https';
+// TypeScript 6 and later load no @types package unless a tsconfig lists it
+// ("types" defaults to []), so the declarations ask for Node's types themselves.
+// @types/node is an optional peer dependency: a TypeScript project installs it.
+/// <reference types="node" />
+import * as http from 'node:http';
+import * as https from 'node:https';
 
 /**
  * A keep-alive `http.Agent`: reuses idle sockets, closes them before the
