@@ -9,7 +9,8 @@
 //                             module nodenext: a CommonJS consumer (usage.ts,
 //                             no-interop.ts, otel.ts) and an ES module one (esm.mts).
 //                             "steady-agent" resolves by name through "exports".
-//   tsconfig.no-interop.json  the same without esModuleInterop. TypeScript 7
+//   tsconfig.no-interop.json  the same without esModuleInterop, CommonJS
+//                             (no-interop.ts) and ESM (no-interop.mts). TypeScript 7
 //                             removed `esModuleInterop: false` (error TS5108:
 //                             interop is always on), so only 5.x compiles it.
 //   consumer/                 the compiler's defaults (no "types", no "module"),
