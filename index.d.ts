@@ -1,5 +1,9 @@
-import * as http from 'http';
-import * as https from 'https';
+// TypeScript 6 and later load no @types package unless a tsconfig lists it
+// ("types" defaults to []), so the declarations ask for Node's types themselves.
+// @types/node is an optional peer dependency: a TypeScript project installs it.
+/// <reference types="node" />
+import * as http from 'node:http';
+import * as https from 'node:https';
 
 /**
  * A keep-alive `http.Agent`: reuses idle sockets, closes them before the
@@ -123,6 +127,7 @@ declare namespace HttpAgent {
     closeSocketCount: number;
     errorSocketCount: number;
     timeoutSocketCount: number;
+    /** Requests finished, counted when the socket returns to the agent (its `'free'` event). */
     requestCount: number;
   }
 
@@ -195,9 +200,17 @@ declare namespace HttpAgent {
   interface KeepAliveMembers extends Counters {
     /** True when a counter changed since `statusChanged` was last read. */
     readonly statusChanged: boolean;
-    /** A snapshot of the counters and of the socket pools, per origin: agentkeepalive's keys. */
+    /**
+     * A snapshot of the counters and of the socket pools, per origin: agentkeepalive's keys.
+     * A request is counted, and its socket listed as free, on the agent's `'free'` event,
+     * which follows the response's `'end'`: read it a turn later (`setImmediate`), not
+     * inside `res.on('end')`, where the request is still uncounted and its socket active.
+     */
     getCurrentStatus(): AgentStatus;
-    /** The idle limits (ms) learned per origin: a new object on each read. */
+    /**
+     * The idle limits (ms) learned per origin: a new object on each read. Limits the
+     * server announces (`Keep-Alive: timeout`) are not here; `getStats()` has them.
+     */
     readonly serverIdleTimeouts: Record<string, number>;
     /** Per-origin counters: sockets, requests, reuse, close reasons, queue waits. */
     getStats(): AgentStats;

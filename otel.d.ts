@@ -1,7 +1,8 @@
 // Types of the `steady-agent/otel` subpath. @opentelemetry/api is an optional
-// peer dependency: install it to use this entry.
+// peer dependency: install it to use this entry. Node's types: see index.d.ts.
+/// <reference types="node" />
 import type { MeterProvider } from '@opentelemetry/api';
-import type * as http from 'http';
+import type * as http from 'node:http';
 
 export interface ObserveAgentOptions {
   /** Where the metrics go. Default: the global meter provider (`metrics.getMeterProvider()`). */

@@ -10,7 +10,7 @@ const client = axios.create({
   httpAgent: new HttpAgent({ freeSocketTimeout: '4s' }),
   httpsAgent: new HttpsAgent({ freeSocketTimeout: '4s' }),
   proxy: false, // an HTTP(S)_PROXY from the environment would bypass the agents
-  timeout: 10000,
+  timeout: 10000, // axios's own: without it axios sets the socket timeout to 0, the agent's timeout off
 });
 
 async function main() {

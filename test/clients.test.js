@@ -4,6 +4,7 @@
 // client makes 20 sequential requests through a fresh agent, over http and
 // over https, and every one of them must travel on the same socket.
 const assert = require('node:assert/strict');
+const axios = require('axios');
 const { HttpAgent, HttpsAgent } = require('steady-agent');
 const { createServer, tlsClientOptions } = require('./support/servers');
 const { waitFor } = require('./support/request');
@@ -80,6 +81,66 @@ describe('real clients', () => {
           });
         });
       }
+    });
+  }
+});
+
+// axios sets the socket timeout of each request itself: its `timeout`, or
+// `req.setTimeout(0)` when it has none, which switches the agent's active
+// timeout off (the README's axios section). No waiting for a timeout that
+// does not come: the socket's own timeout shows it.
+describe('axios and the agent\'s active timeout', () => {
+  for (const protocol of ['http:', 'https:']) {
+    describe(`over ${protocol}`, () => {
+      let server;
+      let agent;
+      const held = [];
+
+      beforeEach(async () => {
+        server = await createServer(protocol, (req, res) => held.push(res));
+      });
+
+      afterEach(async () => {
+        for (const res of held.splice(0)) res.end();
+        agent.destroy();
+        await server.close();
+      });
+
+      const newAgent = (options) => (protocol === 'https:'
+        ? new HttpsAgent({ ca: tlsClientOptions.ca, ...options })
+        : new HttpAgent(options));
+      const get = (options) => axios.get(server.url('/held'), {
+        adapter: 'http', proxy: false, responseType: 'text', httpAgent: agent, httpsAgent: agent, ...options,
+      });
+      const heldSocket = () => {
+        const sockets = Object.values(agent.sockets).flat();
+        assert.equal(sockets.length, 1);
+        return sockets[0];
+      };
+
+      for (const [transport, maxRedirects] of [['follow-redirects', 5], ['native', 0]]) {
+        it(`without axios's timeout (${transport} transport), the agent's timeout is off: socket timeout 0`, async () => {
+          agent = newAgent({ timeout: 150 });
+          const response = get({ maxRedirects });
+          await waitFor(() => held.length === 1);
+          assert.equal(heldSocket().timeout, 0);
+          held.pop().end('late');
+          const res = await response;
+          assert.deepEqual([res.status, res.data], [200, 'late']);
+          assert.equal(agent.timeoutSocketCount, 0);
+        });
+      }
+
+      it('axios\'s own timeout fails a request the server holds, with ECONNABORTED', async () => {
+        agent = newAgent(); // the agent's active timeout: 8 s
+        const response = get({ timeout: 150 });
+        await assert.rejects(response, (err) => {
+          assert.equal(err.code, 'ECONNABORTED');
+          assert.equal(err.message, 'timeout of 150ms exceeded');
+          return true;
+        });
+        assert.equal(held.length, 1, 'the server had the request');
+      });
     });
   }
 });

@@ -52,6 +52,16 @@ describe('README examples', () => {
       assert.equal(error, null, `${error && error.message}\n${stderr}`);
       assert.equal(stderr, '');
       if (/console\.log/.test(block) && !/setInterval/.test(block)) assert.notEqual(stdout, '');
+      // A status printed after one request shows it counted and its socket
+      // back in the pool, not what the agent holds during the response's 'end'.
+      if (/console\.log\(.*getCurrentStatus\(\)/.test(block) && !/setInterval/.test(block)) {
+        assert.match(stdout, /requestCount: 1,/);
+        assert.match(stdout, /freeSockets: \{ '127\.0\.0\.1:\d+:': 1 \}/);
+      }
+      if (/console\.log\(.*getStats\(\)/.test(block)) {
+        assert.match(stdout, /"requests": 1,/);
+        assert.match(stdout, /"free": 1,/);
+      }
     });
   });
 });

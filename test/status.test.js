@@ -1,6 +1,8 @@
 'use strict';
 
 const assert = require('node:assert/strict');
+const http = require('node:http');
+const https = require('node:https');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createServer } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
@@ -131,6 +133,52 @@ for (const protocol of PROTOCOLS) {
       assert.notEqual(agent.serverIdleTimeouts, limits, 'a new object on each read');
       limits.elsewhere = 1;
       assert.deepEqual(agent.serverIdleTimeouts, {}, 'a caller\'s write changes nothing');
+    });
+
+    // The README's status snippets read a turn after 'end' because of this.
+    it('a request is counted when its socket returns to the pool, on the agent\'s \'free\' after the response\'s \'end\'', async () => {
+      agent = createAgent(protocol);
+      const seen = {};
+      const snapshot = () => {
+        const status = agent.getCurrentStatus();
+        return { requestCount: status.requestCount, active: total(status.sockets), free: total(status.freeSockets) };
+      };
+      agent.on('free', () => { seen.free ??= snapshot(); });
+      await new Promise((resolve, reject) => {
+        const mod = protocol === 'https:' ? https : http;
+        mod.get(server.url(), { agent }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            seen.end = snapshot();
+            setImmediate(() => {
+              seen.nextTurn = snapshot();
+              resolve();
+            });
+          });
+        }).on('error', reject);
+      });
+      assert.deepEqual(seen, {
+        end: { requestCount: 0, active: 1, free: 0 },
+        free: { requestCount: 1, active: 0, free: 1 },
+        nextTurn: { requestCount: 1, active: 0, free: 1 },
+      });
+    });
+
+    it('serverIdleTimeouts holds learned limits only: an announced Keep-Alive timeout is in getStats()', async () => {
+      const announcing = await createServer(protocol, (req, res) => {
+        res.setHeader('Keep-Alive', 'timeout=5');
+        res.end('ok');
+      });
+      try {
+        agent = createAgent(protocol);
+        await request(announcing.url(), { agent });
+        assert.deepEqual(agent.serverIdleTimeouts, {});
+        const [stats] = Object.values(agent.getStats().origins);
+        assert.deepEqual(stats.serverIdleTimeout, { announced: 5000, learned: null });
+      } finally {
+        agent.destroy();
+        await announcing.close();
+      }
     });
 
     it('the status is a plain snapshot that JSON-serialises', async () => {

@@ -2,6 +2,7 @@
 // resolved through the package's "import" condition.
 import * as https from 'node:https';
 import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
+import { observeAgent } from 'steady-agent/otel';
 import got from 'got';
 import fetch from 'node-fetch';
 
@@ -12,5 +13,6 @@ const id: symbol = constants.CURRENT_ID;
 
 got('http://127.0.0.1/', { agent: { http, https: secure }, retry: { limit: 0 } });
 fetch('http://127.0.0.1/', { agent: http });
+const stop: () => void = observeAgent(new HttpsAgent());
 
-export { sameClass, id };
+export { sameClass, id, stop };
