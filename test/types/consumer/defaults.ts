@@ -20,9 +20,14 @@ const stop: () => void = observeAgent(httpsAgent);
 const maxSockets: number = httpsAgent.maxSockets + httpAgent.maxFreeSockets;
 httpAgent.destroy();
 
+// Bounded queues and a graceful close (Symbol.asyncDispose comes from @types/node or the lib).
+const bounded = new HttpAgent({ maxQueue: 100, queueTimeout: '2s' });
+const closed: Promise<void> = bounded.close();
+const disposed: Promise<void> = bounded[Symbol.asyncDispose]();
+
 // @ts-expect-error a duration is a number or a string
 new HttpAgent({ timeout: true });
 // Under exactOptionalPropertyTypes, an explicit undefined needs `| undefined` in the declaration.
 new HttpAgent({ timeout: undefined, proxy: undefined });
 
-export { total, id, stop, maxSockets };
+export { total, id, stop, maxSockets, closed, disposed };
