@@ -10,8 +10,9 @@
 # node_modules linked in: both revisions are measured by the same harness,
 # so the difference is the agent's. BENCH_AGENTS defaults to steady-agent and
 # BENCH_PROTOCOLS to http; BENCH_IC_* pass through. Nothing is saved
-# (BENCH_SAVE=0). Needs valgrind; about 4 minutes per revision and protocol
-# on an idle 2-core machine (twice that under load; the counts do not move).
+# (BENCH_SAVE=0). Needs valgrind; some 2-3 minutes per revision, agent and
+# protocol on an idle 2-core machine, more under load (the counts barely
+# move: a difference under about 0.5% is noise).
 set -eu
 
 if [ $# -ne 2 ]; then

@@ -12,10 +12,13 @@
 // The count must not depend on how fast the client runs: valgrind slows it
 // some 50 times, and a busy machine by as much again. So the client sends one
 // request at a time (its event loop does the same steps for every request,
-// whenever the response comes) and V8 runs on one thread with a fixed GC
-// schedule and random seed (CLIENT_FLAGS). Identical runs then agree within
-// about 0.01% even on a loaded machine, and the per-request figure within
-// about 0.05%: a 1% change in the agent's per-request path stands out.
+// whenever the response comes), V8 runs on one thread with a fixed GC
+// schedule and random seed (CLIENT_FLAGS), and TurboFan's own work is not
+// counted. Three runs of one commit on a loaded machine then gave 137.8k to
+// 138.4k per request (0.4% apart, where they were 12% apart before), and 200
+// iterations of a loop added to the agent's per-request path showed as +3.3k.
+// What is left grows with the run (totals of identical runs differ by up to
+// 0.16%), so a longer B − A does not make it smaller.
 //
 //   node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,node-keepalive node benchmark/instructions.js
@@ -49,11 +52,11 @@ const MAX_SOCKETS = 50;
 // heap growth and the memory reducer no longer follow the wall clock (the
 // reducer's timer ran some 40 times a run, more on a slower run).
 // --random-seed: the same Math.random() and hash seeds in every run. With
-// --single-threaded alone, three one-at-a-time runs spread over 0.22%; with
-// all three flags over 0.01%.
+// --single-threaded alone, the totals of three one-at-a-time runs (4000
+// requests) spread over 0.22%; with all three flags over 0.01%.
 const CLIENT_FLAGS = ['--single-threaded', '--predictable-gc-schedule', '--random-seed=1'];
 // Agents without keep-alive open a connection per request: millions of
-// instructions each over TLS, so 11000 of them would take half an hour under
+// instructions each over TLS, so 24000 of them would take an hour under
 // valgrind. A tenth of the requests (warm-up included) measures them just as
 // well, the difference between the two runs being that much larger than the
 // run-to-run jitter.
@@ -257,7 +260,7 @@ async function main() {
     return;
   }
   const a = envNumber('BENCH_IC_A', 1000);
-  const b = envNumber('BENCH_IC_B', 6000);
+  const b = envNumber('BENCH_IC_B', 16000);
   const warmup = envNumber('BENCH_IC_WARMUP', 8000);
   if (!(b > a)) throw new Error(`BENCH_IC_B (${b}) must be greater than BENCH_IC_A (${a})`);
   const protocols = selectedProtocols();
@@ -284,7 +287,7 @@ async function main() {
     tables,
     notes: [
       'Counts are user-space instructions of the client process, all threads included (valgrind runs them one at a time); work in the kernel (syscalls, TCP, loopback) is not counted, and neither is the backend.',
-      `One request in flight, and the client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock): identical runs agree within about 0.01% even on a loaded machine, so the per-request figure, a difference of two totals, repeats within about 0.05%, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.`,
+      `One request in flight, the client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock), and TurboFan's compile work is not counted: the per-request figure, a difference of two totals, repeats within about 0.4% even on a loaded machine, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.`,
       `Agents without keep-alive run a tenth of the requests (warm-up ${Math.round(warmup * NO_KEEPALIVE_SCALE)}, N=${Math.round(a * NO_KEEPALIVE_SCALE)} and ${Math.round(b * NO_KEEPALIVE_SCALE)}): each request opens a connection (and over TLS does a handshake), which under valgrind takes long; the per-request figures are comparable.`,
       'Instructions are not time: a cache miss or a syscall costs more than an add. The figure ranks the work each agent does in JavaScript and native user space per request.',
       `Reproduce: \`${commandLine(['node', 'benchmark/instructions.js'])}\` (needs valgrind, and minutes: a client under valgrind runs some 50 times slower than without).`,
