@@ -14,11 +14,12 @@
 // request at a time (its event loop does the same steps for every request,
 // whenever the response comes), V8 runs on one thread with a fixed GC
 // schedule and random seed (CLIENT_FLAGS), and TurboFan's own work is not
-// counted. Three runs of one commit on a loaded machine then gave 137.8k to
-// 138.4k per request (0.4% apart, where they were 12% apart before), and 200
-// iterations of a loop added to the agent's per-request path showed as +3.3k.
-// What is left grows with the run (totals of identical runs differ by up to
-// 0.16%), so a longer B − A does not make it smaller.
+// counted. Five runs of one commit, loaded machine and idle, then gave 137.8k
+// to 138.7k per request (0.65% apart, standard deviation 0.25%, where they
+// were 12% apart before), and 200 iterations of a loop added to the agent's
+// per-request path showed as +3.3k. What is left grows with the run (totals
+// of identical runs differ by up to 0.4%: glibc malloc and V8's string table
+// lookups do more or less work), so a longer B − A does not make it smaller.
 //
 //   node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,node-keepalive node benchmark/instructions.js
@@ -287,7 +288,7 @@ async function main() {
     tables,
     notes: [
       'Counts are user-space instructions of the client process, all threads included (valgrind runs them one at a time); work in the kernel (syscalls, TCP, loopback) is not counted, and neither is the backend.',
-      `One request in flight, the client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock), and TurboFan's compile work is not counted: the per-request figure, a difference of two totals, repeats within about 0.4% even on a loaded machine, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.`,
+      `One request in flight, the client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock), and TurboFan's compile work is not counted: the per-request figure, a difference of two totals, repeats within about 0.5% (standard deviation 0.25%) even on a loaded machine, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.`,
       `Agents without keep-alive run a tenth of the requests (warm-up ${Math.round(warmup * NO_KEEPALIVE_SCALE)}, N=${Math.round(a * NO_KEEPALIVE_SCALE)} and ${Math.round(b * NO_KEEPALIVE_SCALE)}): each request opens a connection (and over TLS does a handshake), which under valgrind takes long; the per-request figures are comparable.`,
       'Instructions are not time: a cache miss or a syscall costs more than an add. The figure ranks the work each agent does in JavaScript and native user space per request.',
       `Reproduce: \`${commandLine(['node', 'benchmark/instructions.js'])}\` (needs valgrind, and minutes: a client under valgrind runs some 50 times slower than without).`,
