@@ -3,16 +3,29 @@
 // Scenario: client instructions per request. The CPU-time figures of
 // client-cost.js swing by tens of percent on a shared 2-core machine;
 // instruction counts under valgrind do not. For each agent, a small client
-// (this file run with --client) sends W warm-up GETs and then N more, 50 in
-// flight, to a backend in another process, under
+// (this file run with --client) sends W warm-up GETs and then N more, one at
+// a time, to a backend in another process, under
 // `valgrind --tool=callgrind`. It runs twice, with N = A and N = B; the
 // difference of the two totals divided by B − A is the cost of one request,
 // with startup, module loading, most of the JIT warm-up and exit subtracted.
+//
+// The count must not depend on how fast the client runs: valgrind slows it
+// some 50 times, and a busy machine by as much again. So the client sends one
+// request at a time (its event loop does the same steps for every request,
+// whenever the response comes), V8 runs on one thread with a fixed GC
+// schedule and random seed (CLIENT_FLAGS), and TurboFan's own work is not
+// counted. Five runs of one commit, loaded machine and idle, then gave 137.8k
+// to 138.7k per request (0.65% apart, standard deviation 0.25%, where they
+// were 12% apart before), and 200 iterations of a loop added to the agent's
+// per-request path showed as +3.3k. What is left grows with the run (totals
+// of identical runs differ by up to 0.4%: glibc malloc and V8's string table
+// lookups do more or less work), so a longer B − A does not make it smaller.
 //
 //   node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,node-keepalive node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,steady-agent-watched node benchmark/instructions.js
 //   BENCH_IC_A=500 BENCH_IC_B=2500 node benchmark/instructions.js
+//   benchmark/compare-instructions.sh main HEAD      (two commits, same harness)
 const { spawn, spawnSync } = require('node:child_process');
 const diagnosticsChannel = require('node:diagnostics_channel');
 const { candidates, createClient, findCandidate } = require('./lib/agents');
@@ -26,9 +39,25 @@ const { ca } = require('./lib/tls');
 const VALGRIND = 'valgrind';
 const BASELINE = 'node-keepalive';
 const PROTOCOLS = ['http', 'https'];
-const CONCURRENCY = 50;
+// One request in flight. With 50, how many responses one event-loop turn
+// handled depended on timing, so JIT feedback did too: two runs of one commit
+// compiled 203 and 214 functions with TurboFan (76 and 87 deopts) and
+// differed by 1.6% in total, and on a loaded machine a request waiting behind
+// 49 others under valgrind outlived the agent's 8 s socket timeout.
+const CONCURRENCY = 1;
+// The pool may grow as in the other scenarios; one request at a time reuses
+// one socket (the next request is sent once the previous socket is free).
+const MAX_SOCKETS = 50;
+// V8 flags of the client. --single-threaded: no background threads, so JIT
+// and GC work is done at the same point of every run. --predictable-gc-schedule:
+// heap growth and the memory reducer no longer follow the wall clock (the
+// reducer's timer ran some 40 times a run, more on a slower run).
+// --random-seed: the same Math.random() and hash seeds in every run. With
+// --single-threaded alone, the totals of three one-at-a-time runs (4000
+// requests) spread over 0.22%; with all three flags over 0.01%.
+const CLIENT_FLAGS = ['--single-threaded', '--predictable-gc-schedule', '--random-seed=1'];
 // Agents without keep-alive open a connection per request: millions of
-// instructions each over TLS, so 15000 of them would take half an hour under
+// instructions each over TLS, so 24000 of them would take an hour under
 // valgrind. A tenth of the requests (warm-up included) measures them just as
 // well, the difference between the two runs being that much larger than the
 // run-to-run jitter.
@@ -61,7 +90,7 @@ const candidateById = (id) => (id === WATCHED.id ? WATCHED : findCandidate(id));
  */
 async function runClient(options) {
   const { agent, protocol, port, warmup, requests, concurrency } = options;
-  const agentOptions = { maxSockets: concurrency };
+  const agentOptions = { maxSockets: MAX_SOCKETS };
   if (protocol === 'https') agentOptions.ca = ca;
   const client = createClient(candidateById(agent), { protocol, port, agentOptions });
   const warm = await runLoad(client.get, warmup, concurrency);
@@ -107,12 +136,16 @@ function countInstructions(clientOptions) {
   const args = [
     '--tool=callgrind',
     '--callgrind-out-file=/dev/null',
+    // TurboFan's work is not counted (--toggle-collect turns counting off
+    // inside the function, and would otherwise start with it off). It is
+    // warm-up, not per-request work, and V8 picks the moment: with W = 5000 the
+    // last 2 of 135 optimizing compiles (25 million instructions each) fell
+    // between N = A and N = B and added 10k to every request. The code it
+    // produces runs, and is counted, as before.
+    '--toggle-collect=v8::internal::Runtime_CompileOptimized*',
+    '--collect-atstart=yes',
     process.execPath,
-    // No V8 background threads: concurrent compilation and GC finishing at
-    // different moments made identical runs differ by about 1.4%; on one
-    // thread they agree within 0.02%. The same work is counted, on the
-    // main thread.
-    '--single-threaded',
+    ...CLIENT_FLAGS,
     __filename,
     '--client',
     JSON.stringify(clientOptions),
@@ -197,7 +230,7 @@ async function measureProtocol(protocol, list, params) {
       console.log(`${candidate.id}: measuring (${protocol})…`);
       const result = await measure(candidate, { protocol, port: backend.port, ...params });
       results.set(candidate.id, result);
-      console.log(`${candidate.id}: ${thousands(result.perRequest)} instructions/req (${protocol}; `
+      console.log(`${candidate.id}: ${count(Math.round(result.perRequest))} instructions/req (${protocol}; `
         + `${count(result.instructionsA)} at N=${result.a}, ${count(result.instructionsB)} at N=${result.b}, ${Math.round(result.seconds)} s)`);
     }
   } finally {
@@ -227,15 +260,15 @@ async function main() {
     console.log(`instructions: skipped, ${missing}; this scenario counts instructions with valgrind --tool=callgrind. Nothing recorded.`);
     return;
   }
-  const a = envNumber('BENCH_IC_A', 2000);
-  const b = envNumber('BENCH_IC_B', 12000);
+  const a = envNumber('BENCH_IC_A', 1000);
+  const b = envNumber('BENCH_IC_B', 16000);
   const warmup = envNumber('BENCH_IC_WARMUP', 8000);
   if (!(b > a)) throw new Error(`BENCH_IC_B (${b}) must be greater than BENCH_IC_A (${a})`);
   const protocols = selectedProtocols();
   const list = candidates({ extra: [WATCHED] });
   if (list.length === 0) throw new Error('BENCH_AGENTS selected no agent');
   console.log(`Instructions per request: ${warmup} warm-up requests, then ${a} or ${b} more, `
-    + `${CONCURRENCY} in flight, one valgrind run each; agents: ${list.map((c) => c.id).join(', ')}`);
+    + `${CONCURRENCY} in flight (maxSockets ${MAX_SOCKETS}), one valgrind run each; agents: ${list.map((c) => c.id).join(', ')}`);
 
   const tables = [];
   const raw = {};
@@ -251,11 +284,11 @@ async function main() {
     summary: `One client process per agent sends ${warmup} warm-up GET requests and then N more, ${CONCURRENCY} in flight, `
       + 'to a backend in another process, under valgrind --tool=callgrind; instructions per request = '
       + `(total at N=${b} − total at N=${a}) / ${b - a}, which subtracts startup and warm-up.`,
-    params: { a, b, warmup, concurrency: CONCURRENCY, maxSockets: CONCURRENCY, protocols: protocols.join('+') },
+    params: { a, b, warmup, concurrency: CONCURRENCY, maxSockets: MAX_SOCKETS, protocols: protocols.join('+') },
     tables,
     notes: [
       'Counts are user-space instructions of the client process, all threads included (valgrind runs them one at a time); work in the kernel (syscalls, TCP, loopback) is not counted, and neither is the backend.',
-      'The client runs with --single-threaded (no V8 background threads): two identical runs then agree within about 0.02% (1.4% with background threads), so the per-request figure, a difference of two totals, repeats within about 1%, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.',
+      `One request in flight, the client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock), and TurboFan's compile work is not counted: the per-request figure, a difference of two totals, repeats within about 0.5% (standard deviation 0.25%) even on a loaded machine, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.`,
       `Agents without keep-alive run a tenth of the requests (warm-up ${Math.round(warmup * NO_KEEPALIVE_SCALE)}, N=${Math.round(a * NO_KEEPALIVE_SCALE)} and ${Math.round(b * NO_KEEPALIVE_SCALE)}): each request opens a connection (and over TLS does a handshake), which under valgrind takes long; the per-request figures are comparable.`,
       'Instructions are not time: a cache miss or a syscall costs more than an add. The figure ranks the work each agent does in JavaScript and native user space per request.',
       `Reproduce: \`${commandLine(['node', 'benchmark/instructions.js'])}\` (needs valgrind, and minutes: a client under valgrind runs some 50 times slower than without).`,

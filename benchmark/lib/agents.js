@@ -6,7 +6,6 @@
 const http = require('node:http');
 const https = require('node:https');
 const AgentKeepAlive = require('agentkeepalive');
-const { Pool } = require('undici');
 
 const SteadyAgent = require('../..');
 
@@ -51,7 +50,11 @@ const CANDIDATES = [
     id: 'undici',
     kind: 'pool',
     label: () => `undici ${versionOf('undici')} Pool`,
-    create: (protocol, options, origin) => new Pool(origin, {
+    // undici is required here, not at the top: loading it starts compiling
+    // its WebAssembly HTTP parser in the background, and instructions.js
+    // counted that in the runs of every other agent, a different share of it
+    // on the main thread each time (glibc's heap state with it).
+    create: (protocol, options, origin) => new (require('undici').Pool)(origin, {
       connections: options.maxSockets || null,
       connect: options.ca ? { ca: options.ca } : undefined,
     }),
