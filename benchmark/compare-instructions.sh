@@ -10,7 +10,7 @@
 # node_modules linked in: both revisions are measured by the same harness,
 # so the difference is the agent's. BENCH_AGENTS defaults to steady-agent and
 # BENCH_PROTOCOLS to http; BENCH_IC_* pass through. Nothing is saved
-# (BENCH_SAVE=0). Needs valgrind; some 2-3 minutes per revision, agent and
+# (no --save). Needs valgrind; some 2-3 minutes per revision, agent and
 # protocol on an idle 2-core machine, more under load (the counts barely
 # move: a difference under about 0.7% is noise; an A/A run gave -0.32%).
 set -eu
@@ -30,7 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-export BENCH_SAVE=0
 export BENCH_AGENTS="${BENCH_AGENTS:-steady-agent}"
 export BENCH_PROTOCOLS="${BENCH_PROTOCOLS:-http}"
 
