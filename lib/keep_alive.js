@@ -534,8 +534,12 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.agentKeepAliveTimeoutBuffer !== undefined) return false;
       const res = socket._httpMessage?.res;
       if (res == null) return false;
-      const match = /^timeout=(\d+)/.exec(keepAliveHeader(res) ?? '');
-      return match !== null && Number(match[1]) * 1000 <= 1000;
+      // Core vetoes a timeout of N s where N * 1000 - 1000 <= 0. Its parser
+      // reads only a leading `timeout=N`, ours any; core got here only by a
+      // veto, and a veto for the hint means the leading timeout, which is
+      // also the first one ours finds.
+      const hint = parseKeepAlive(keepAliveHeader(res));
+      return hint !== null && hint.timeout !== undefined && hint.timeout <= 1;
     }
 
     /** How long the socket may stay idle: the smallest of every limit we know. */
