@@ -162,4 +162,4 @@ function agentOptions(coreCopy, config) {
   return options;
 }
 
-module.exports = { normalizeOptions, agentOptions, duration, MAX_TIMER };
+module.exports = { normalizeOptions, agentOptions };
