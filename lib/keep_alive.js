@@ -62,6 +62,9 @@ const kRemoved = Symbol('steady-agent.removed');
 // Left the agent for an HTTP upgrade: no longer one of the sockets it holds.
 const kUpgraded = Symbol('steady-agent.upgraded');
 
+// A socket's name in debug lines; one put in agent.freeSockets by hand has none.
+const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
+
 /**
  * The Keep-Alive response header, from the raw headers: on a socket handed
  * straight to a queued request nothing has built `res.headers` yet, and the
@@ -221,6 +224,12 @@ function keepAlive(Base, { name, getName: naming }) {
       // writable (above); an EOF still queued behind unread bytes shows as
       // readableLength.
       if (socket.readableLength > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
+      // A socket put in agent.freeSockets by hand that never connected: no
+      // connection to reuse (and no bytes count to compare below).
+      if (socket.pending) {
+        if (debug.enabled) debug('%s never connected: not reused', nameOf(socket));
+        return CLOSE_REASONS.UNUSABLE;
+      }
       // Bytes that came while the socket sat idle were read by no one. Node
       // 22+ closes such a socket itself; on older versions the bytes would
       // be lost, or taken for the next response.
@@ -743,7 +752,7 @@ function keepAlive(Base, { name, getName: naming }) {
     #close(socket, reason) {
       socket[kClosedByAgent] = true;
       recordCloseReason(socket, reason); // observability: reason is one of CLOSE_REASONS
-      if (debug.enabled) debug('%s closing: %s', socket[SOCKET_NAME], reason);
+      if (debug.enabled) debug('%s closing: %s', nameOf(socket), reason);
       socket.destroy();
     }
 
