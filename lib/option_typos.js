@@ -61,13 +61,10 @@ function editDistance(a, b, limit) {
   return previous[b.length];
 }
 
-// Edits allowed for a near miss, by the length of our option's name: a short
-// name is only matched ignoring case ('proxy' is two edits from 'port').
-function allowedEdits(name) {
-  if (name.length <= 4) return 0;
-  if (name.length <= 8) return 1;
-  return 2;
-}
+// Edits allowed for a near miss, by the length of our option's name: two
+// edits would take a short name too far ('proxy' is two from 'port', which
+// is Node's anyway, and from 'pry', which is no one's).
+const allowedEdits = (name) => (name.length <= 8 ? 1 : 2);
 
 /**
  * The option of `ours` (an iterable of names) that `key` is a near miss of:

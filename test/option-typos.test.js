@@ -95,7 +95,7 @@ describe('misspelled options', () => {
     });
 
     it('leaves alone our own names, Node\'s options and keys too far from ours', () => {
-      for (const key of ['keepAlive', 'timeout', 'maxSockets', 'port', 'host', 'noDelay', 'servername',
+      for (const key of ['keepAlive', 'timeout', 'maxSockets', 'proxy', 'maxQueue', 'port', 'host', 'noDelay', 'servername',
         'maxCachedSessions', 'keepAliveInitialDelay', 'socketTimeout', 'proxyUrl', 'schedule', 'custom', 'ttl']) {
         assert.equal(nearMiss(key, ours), undefined, key);
       }
