@@ -96,9 +96,8 @@ const OWN = new Set([
 ]);
 
 // The options a misspelled key is compared with (lib/option_typos.js): ours,
-// and core's agent options the README documents. maxQueue and queueTimeout:
-// issue 14's, listed here until they are in OWN.
-const DOCUMENTED = new Set([...OWN, 'maxTotalSockets', 'scheduling', 'maxQueue', 'queueTimeout']);
+// and core's agent options the README documents.
+const DOCUMENTED = new Set([...OWN, 'maxTotalSockets', 'scheduling']);
 
 /**
  * Validates the caller's options and returns a new frozen object: every
