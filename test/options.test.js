@@ -66,6 +66,8 @@ describe('options', () => {
           keepAliveMsecs: '2500',
           socketActiveTTL: '1m',
           serverTimeoutMargin: '250',
+          maxQueue: '0',
+          queueTimeout: '2s',
         };
         const copy = { ...given };
         const agent = make(Agent, given);
@@ -83,6 +85,8 @@ describe('options', () => {
         assert.equal(agent.options.socketActiveTTL, 60000);
         assert.equal(agent.options.serverTimeoutMargin, 250);
         assert.equal(agent.options.agentKeepAliveTimeoutBuffer, 250);
+        assert.equal(agent.options.maxQueue, 0);
+        assert.equal(agent.options.queueTimeout, 2000);
       });
 
       it('reads booleans from true/false, 1/0 and their strings in any case', () => {
