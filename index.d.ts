@@ -66,7 +66,7 @@ declare namespace HttpAgent {
      * `maxSockets`; one more fails at once with `ERR_AGENT_QUEUE_FULL`.
      * `0`: a request never waits. Default `Infinity`.
      */
-    maxQueue?: number | undefined;
+    maxQueue?: Count | undefined;
     /**
      * How long a request may wait for a socket behind `maxSockets` before it
      * leaves the queue and fails with `ERR_AGENT_QUEUE_TIMEOUT`, never sent.
