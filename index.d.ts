@@ -23,12 +23,16 @@ declare class HttpAgent extends http.Agent {
 interface HttpAgent extends HttpAgent.KeepAliveMembers {}
 
 declare namespace HttpAgent {
-  /** Milliseconds, or a humanized string such as `'30s'` or `'2m'`. */
+  /** Milliseconds, or a string of them (`'3000'`) or a humanized one such as `'30s'` or `'2m'`. */
   type Duration = number | string;
+  /** A whole number or Infinity, or a string of decimal digits (`'10'`) or `'Infinity'`. */
+  type Count = number | string;
+  /** A boolean, 1 or 0, or the strings `'true'`, `'false'` (any case at run time), `'1'`, `'0'`. */
+  type Flag = boolean | 0 | 1 | 'true' | 'false' | '1' | '0';
 
   interface KeepAliveOptions {
     /** Keep sockets open between requests. Default `true`. */
-    keepAlive?: boolean | undefined;
+    keepAlive?: Flag | undefined;
     /** Initial delay of TCP keep-alive probes on a socket. Default `1000`. */
     keepAliveMsecs?: Duration | undefined;
     /** How long a socket may stay idle in the pool. Default `4000`. */
@@ -50,13 +54,19 @@ declare namespace HttpAgent {
      * Learn the idle limit of servers that send no Keep-Alive hint (and check
      * it with probes; see the README's "The keep-alive race"). Default `true`.
      */
-    learnServerTimeout?: boolean | undefined;
+    learnServerTimeout?: Flag | undefined;
+    /** Sockets per origin, at least 1. Default `Infinity`. */
+    maxSockets?: Count | undefined;
+    /** Free sockets kept per origin, at least 1. Default `256`. */
+    maxFreeSockets?: Count | undefined;
+    /** Sockets over all origins, at least 1. Default `Infinity`. */
+    maxTotalSockets?: Count | undefined;
     /**
      * How many requests of one origin may wait for a socket behind
      * `maxSockets`; one more fails at once with `ERR_AGENT_QUEUE_FULL`.
      * `0`: a request never waits. Default `Infinity`.
      */
-    maxQueue?: number | undefined;
+    maxQueue?: Count | undefined;
     /**
      * How long a request may wait for a socket behind `maxSockets` before it
      * leaves the queue and fails with `ERR_AGENT_QUEUE_TIMEOUT`, never sent.
@@ -97,11 +107,12 @@ declare namespace HttpAgent {
     [name: string]: string | undefined;
   }
 
-  // proxyEnv: Node 24's own declaration is replaced by ours (the same meaning).
-  type DurationFields = 'timeout' | 'keepAliveMsecs' | 'proxyEnv';
+  // Core's declarations replaced by ours: the same options, taking strings
+  // too; proxyEnv is Node 24's, with the same meaning.
+  type ReplacedFields = 'timeout' | 'keepAliveMsecs' | 'proxyEnv' | 'keepAlive' | 'maxSockets' | 'maxFreeSockets' | 'maxTotalSockets';
 
-  interface HttpOptions extends Omit<http.AgentOptions, DurationFields>, KeepAliveOptions {}
-  interface HttpsOptions extends Omit<https.AgentOptions, DurationFields>, KeepAliveOptions {}
+  interface HttpOptions extends Omit<http.AgentOptions, ReplacedFields>, KeepAliveOptions {}
+  interface HttpsOptions extends Omit<https.AgentOptions, ReplacedFields>, KeepAliveOptions {}
 
   /**
    * What `agent.options` holds for the keep-alive settings once normalised.

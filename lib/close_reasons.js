@@ -29,7 +29,7 @@ const CLOSE_REASONS = Object.freeze({
    * within serverTimeoutMargin.
    */
   NOT_KEPT: 'not-kept',
-  /** Picked from the pool and found unusable: closed under us, unread bytes, bytes while idle. */
+  /** Picked from the pool and found unusable: closed under us, unread bytes, bytes while idle, never connected (put in the pool by hand). */
   UNUSABLE: 'unusable',
   /** `agent.destroy()` closed it. */
   DESTROY: 'destroy',

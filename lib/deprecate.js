@@ -29,4 +29,4 @@ function warnDeprecated(name) {
   deprecate(code, message);
 }
 
-module.exports = { warnDeprecated, DEPRECATIONS };
+module.exports = { warnDeprecated };

@@ -62,6 +62,9 @@ const kRemoved = Symbol('steady-agent.removed');
 // Left the agent for an HTTP upgrade: no longer one of the sockets it holds.
 const kUpgraded = Symbol('steady-agent.upgraded');
 
+// A socket's name in debug lines; one put in agent.freeSockets by hand has none.
+const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
+
 /**
  * The Keep-Alive response header, from the raw headers: on a socket handed
  * straight to a queued request nothing has built `res.headers` yet, and the
@@ -221,6 +224,12 @@ function keepAlive(Base, { name, getName: naming }) {
       // writable (above); an EOF still queued behind unread bytes shows as
       // readableLength.
       if (socket.readableLength > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
+      // A socket put in agent.freeSockets by hand that never connected: no
+      // connection to reuse (and no bytes count to compare below).
+      if (socket.pending) {
+        if (debug.enabled) debug('%s never connected: not reused', nameOf(socket));
+        return CLOSE_REASONS.UNUSABLE;
+      }
       // Bytes that came while the socket sat idle were read by no one. Node
       // 22+ closes such a socket itself; on older versions the bytes would
       // be lost, or taken for the next response.
@@ -534,8 +543,12 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.agentKeepAliveTimeoutBuffer !== undefined) return false;
       const res = socket._httpMessage?.res;
       if (res == null) return false;
-      const match = /^timeout=(\d+)/.exec(keepAliveHeader(res) ?? '');
-      return match !== null && Number(match[1]) * 1000 <= 1000;
+      // Core vetoes a timeout of N s where N * 1000 - 1000 <= 0. Its parser
+      // reads only a leading `timeout=N`, ours any; core got here only by a
+      // veto, and a veto for the hint means the leading timeout, which is
+      // also the first one ours finds.
+      const hint = parseKeepAlive(keepAliveHeader(res));
+      return hint !== null && hint.timeout !== undefined && hint.timeout <= 1;
     }
 
     /** How long the socket may stay idle: the smallest of every limit we know. */
@@ -739,7 +752,7 @@ function keepAlive(Base, { name, getName: naming }) {
     #close(socket, reason) {
       socket[kClosedByAgent] = true;
       recordCloseReason(socket, reason); // observability: reason is one of CLOSE_REASONS
-      if (debug.enabled) debug('%s closing: %s', socket[SOCKET_NAME], reason);
+      if (debug.enabled) debug('%s closing: %s', nameOf(socket), reason);
       socket.destroy();
     }
 

@@ -5,6 +5,7 @@
 const { ms } = require('humanize-ms');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
+const { warnNearMisses } = require('./option_typos');
 const { proxyOptions } = require('./proxy');
 
 const { MAX_TIMER } = require('./clock');
@@ -15,15 +16,25 @@ const DURATION = /^-?(?:\d+)?\.?\d+ *(?:milliseconds?|msecs?|ms|seconds?|secs?|s
 
 const DURATION_TEXT = 'a number of milliseconds or a duration string such as \'30s\'';
 
-/** A duration in ms from a number or a humanized string; undefined stays undefined. */
+// Options often come from the environment (process.env.MAX_SOCKETS is '10'),
+// so a string whose meaning is clear is accepted for every kind of option
+// below, with surrounding whitespace ignored. A number in any other notation
+// ('1e3', '0x10') or an empty string is refused, never read as 0.
+
+/**
+ * A duration in ms: a number, or a string of milliseconds or of the `ms`
+ * package's grammar ('10', '30s', '1.5 minutes'). Undefined and null stay
+ * undefined; the range is 0 to `max`.
+ */
 function duration(name, value, { max = MAX_TIMER } = {}) {
   if (value === undefined || value === null) return undefined;
   let msecs = value;
   if (typeof value === 'string') {
-    if (value.length > 100 || !DURATION.test(value)) {
+    const text = value.trim();
+    if (text.length > 100 || !DURATION.test(text)) {
       throw new InvalidOptionTypeError(name, DURATION_TEXT, value);
     }
-    msecs = ms(value);
+    msecs = ms(text);
   } else if (typeof value !== 'number') {
     throw new InvalidOptionTypeError(name, DURATION_TEXT, value);
   }
@@ -33,20 +44,46 @@ function duration(name, value, { max = MAX_TIMER } = {}) {
   return msecs;
 }
 
+const BOOLEANS = new Map([['true', true], ['false', false], ['1', true], ['0', false]]);
+
+/**
+ * A boolean: true or false, 1 or 0, or the strings 'true', 'false' (in any
+ * case), '1' and '0'. Undefined and null stay undefined.
+ */
 function boolean(name, value) {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'boolean') throw new InvalidOptionTypeError(name, 'a boolean', value);
-  return value;
+  if (typeof value === 'boolean') return value;
+  let flag;
+  if (typeof value === 'string') flag = BOOLEANS.get(value.trim().toLowerCase());
+  else if (typeof value === 'number') flag = BOOLEANS.get(String(value));
+  if (flag === undefined) {
+    throw new InvalidOptionTypeError(name, 'a boolean (or \'true\', \'false\', 1, 0)', value);
+  }
+  return flag;
 }
 
-/** A count of at least `min`: an integer, or Infinity where allowed. */
-function count(name, value, min, hint = '') {
+/** The number a count string stands for ('10', ' 10 ', 'Infinity'), or undefined. */
+function countFromString(value) {
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  return text.toLowerCase() === 'infinity' ? Infinity : undefined;
+}
+
+/**
+ * A count of at least `min`: an integer or Infinity, as a number or a string
+ * of decimal digits ('10', 'Infinity'). Undefined and null stay undefined.
+ * `messageSuffix` is appended to the RangeError's message: what to do instead.
+ */
+function count(name, value, min, messageSuffix = '') {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number') throw new InvalidOptionTypeError(name, 'a number', value);
-  if (!(value >= min) || (!Number.isInteger(value) && value !== Infinity)) {
-    throw new InvalidOptionValueError(name, `an integer >= ${min} or Infinity${hint}`, value);
+  const number = typeof value === 'string' ? countFromString(value) : value;
+  if (typeof number !== 'number') {
+    throw new InvalidOptionTypeError(name, 'a number, or a string of decimal digits such as \'10\'', value);
   }
-  return value;
+  if (!(number >= min) || (!Number.isInteger(number) && number !== Infinity)) {
+    throw new InvalidOptionValueError(name, `an integer >= ${min} or Infinity${messageSuffix}`, value);
+  }
+  return number;
 }
 
 // Options this module owns; everything else passes through to http(s).Agent.
@@ -57,6 +94,10 @@ const OWN = new Set([
   // Never passed to core: Node 22.21+/24.5+ would proxy on its own with proxyEnv.
   'proxy', 'noProxy', 'proxyEnv',
 ]);
+
+// The options a misspelled key is compared with (lib/option_typos.js): ours,
+// and core's agent options the README documents.
+const DOCUMENTED = new Set([...OWN, 'maxTotalSockets', 'scheduling']);
 
 /**
  * Validates the caller's options and returns a new frozen object: every
@@ -92,16 +133,22 @@ function normalizeOptions(input) {
   normalized.serverTimeoutMargin = duration('serverTimeoutMargin', input.serverTimeoutMargin) ?? 1000;
   normalized.learnServerTimeout = boolean('learnServerTimeout', input.learnServerTimeout) ?? true;
 
-  const maxSockets = count('maxSockets', input.maxSockets, 1);
+  // 0 is a trap for both: core's agent reads it as its default.
+  const maxSockets = count('maxSockets', input.maxSockets, 1,
+    ' (Node\'s agent would read 0 as Infinity: no limit)');
   if (maxSockets !== undefined) normalized.maxSockets = maxSockets;
   const maxFreeSockets = count('maxFreeSockets', input.maxFreeSockets, 1,
-    ' (to keep no idle sockets, set keepAlive: false)');
+    ' (Node\'s agent would read 0 as 256; to keep no idle sockets, set keepAlive: false)');
   if (maxFreeSockets !== undefined) normalized.maxFreeSockets = maxFreeSockets;
   // Bounds on the wait behind maxSockets (lib/queue_bounds.js); 0 waits never / is off.
   normalized.maxQueue = count('maxQueue', input.maxQueue, 0) ?? Infinity;
   normalized.queueTimeout = duration('queueTimeout', input.queueTimeout) ?? 0;
   // maxTotalSockets and scheduling pass through: core's constructor validates
   // them, and code written for core's agent expects core's error classes.
+  // Only a count string becomes its number first (core refuses any string).
+  if (typeof input.maxTotalSockets === 'string') {
+    normalized.maxTotalSockets = countFromString(input.maxTotalSockets) ?? input.maxTotalSockets;
+  }
   // Proxy settings (lib/proxy): validated here, resolved by the agent.
   const proxy = proxyOptions(input);
   if (proxy !== undefined) normalized.proxy = proxy;
@@ -111,6 +158,7 @@ function normalizeOptions(input) {
   if (normalized.agentKeepAliveTimeoutBuffer === undefined) {
     normalized.agentKeepAliveTimeoutBuffer = normalized.serverTimeoutMargin;
   }
+  warnNearMisses(input, DOCUMENTED);
   return Object.freeze(normalized);
 }
 
@@ -162,4 +210,4 @@ function agentOptions(coreCopy, config) {
   return options;
 }
 
-module.exports = { normalizeOptions, agentOptions, duration, MAX_TIMER };
+module.exports = { normalizeOptions, agentOptions };

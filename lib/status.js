@@ -50,4 +50,4 @@ function statusSnapshot(agent) {
   };
 }
 
-module.exports = { COUNTERS, takeStatusChanged, statusSnapshot };
+module.exports = { takeStatusChanged, statusSnapshot };

@@ -90,4 +90,4 @@ function tlsSafeName(agent, options) {
   return `${origin}:${digest}`;
 }
 
-module.exports = { tlsSafeName, IDENTITY_OPTIONS };
+module.exports = { tlsSafeName };

@@ -3,6 +3,7 @@
 // Debug logging: `DEBUG=steady-agent` logs each socket transition through the
 // `debug` package, and nothing is logged while it is off.
 const assert = require('node:assert/strict');
+const net = require('node:net');
 const { format } = require('node:util');
 const createDebug = require('debug');
 const { createAgent } = require('./support/agents');
@@ -83,5 +84,21 @@ describe('debug logging', () => {
     // Node 22+ takes the margin as its own buffer and refuses the socket
     // itself; Node 18 and 20 leave the decision to the agent.
     assert.ok(logged(/sock\[1#[^\]]+\] not kept: /), lines.join('\n'));
+  });
+
+  it('says "never connected" of a socket put in the pool by hand that never connected, and serves the request on a new one', async () => {
+    createDebug.enable('steady-agent');
+    const server = await createHttpServer();
+    servers.push(server);
+    agent = createAgent('http:');
+    const stranger = new net.Socket();
+    agent.freeSockets[agent.getName({ host: '127.0.0.1', port: server.port })] = [stranger];
+    const res = await request(server.url(), { agent });
+    assert.equal(res.status, 200);
+    assert.notEqual(res.socket, stranger);
+    assert.equal(stranger.destroyed, true);
+    assert.ok(logged(/a socket put in the pool by hand never connected: not reused/), lines.join('\n'));
+    assert.ok(logged(/a socket put in the pool by hand closing: unusable/), lines.join('\n'));
+    assert.ok(!logged(/undefined/), lines.join('\n'));
   });
 });

@@ -3,23 +3,7 @@
 // Deprecations warn once, through process.emitWarning. Each case runs in a
 // child process: "once" is per process, and mocha runs with --throw-deprecation.
 const assert = require('node:assert/strict');
-const { spawnSync } = require('node:child_process');
-const path = require('node:path');
-
-const root = path.join(__dirname, '..');
-
-function run(code) {
-  const script = `
-    const warnings = [];
-    process.on('warning', (w) => warnings.push({ name: w.name, code: w.code, message: w.message }));
-    const { HttpAgent, HttpsAgent } = require(${JSON.stringify(root)});
-    ${code}
-    setImmediate(() => process.stderr.write(JSON.stringify({ warnings, result: globalThis.result })));
-  `;
-  const child = spawnSync(process.execPath, ['--no-warnings', '-e', script], { encoding: 'utf8' });
-  assert.equal(child.status, 0, child.stderr);
-  return { stdout: child.stdout, ...JSON.parse(child.stderr) };
-}
+const { runCollectingWarnings: run } = require('./support/warnings');
 
 describe('deprecations', () => {
   const cases = [

@@ -34,7 +34,7 @@ const DURATION = {
   [NOT_A_NUMBER]: [RangeError, [bad(NaN, 'NaN')]],
   [INFINITE]: [RangeError, [bad(Infinity, 'Infinity'), bad(-Infinity, '-Infinity')]],
   [UNPARSABLE]: [TypeError, [bad('soon', 'soon'), bad('3 fortnights', '3 fortnights'), bad('', '\'\''),
-    bad('10 parsecs', '10 parsecs'), bad('1e3', '1e3'), bad(' 30s', ' 30s')]],
+    bad('10 parsecs', '10 parsecs'), bad('1e3', '1e3'), bad('   ', '   '), bad('0x10', '0x10')]],
 };
 const TIMER_DURATION = {
   ...DURATION,
@@ -51,16 +51,19 @@ const LONG_DURATION = {
   [OUT_OF_RANGE]: [RangeError, [bad(Number.MAX_SAFE_INTEGER + 2, String(Number.MAX_SAFE_INTEGER + 2))]],
 };
 const BOOLEAN = {
-  [WRONG_TYPE]: [TypeError, [bad('yes', 'yes'), bad(1, '1'), bad(0, '0'), bad({}, '{}')]],
+  [WRONG_TYPE]: [TypeError, [bad('yes', 'yes'), bad('on', 'on'), bad('', '\'\''), bad('t', 't'), bad(2, '2'), bad(0.5, '0.5'),
+    bad({}, '{}'), bad(1n, '1n'), bad([true], '[ true ]')]],
   [NEGATIVE]: [TypeError, [bad(-1, '-1')]],
   [NOT_A_NUMBER]: [TypeError, [bad(NaN, 'NaN')]],
   [INFINITE]: [TypeError, [bad(Infinity, 'Infinity')]],
 };
 const COUNT = {
-  [WRONG_TYPE]: [TypeError, [bad('10', '10'), bad(true, 'true'), bad({}, '{}'), bad(5n, '5n')]],
+  // A string is a count only as decimal digits or 'Infinity': never '' as 0.
+  [WRONG_TYPE]: [TypeError, [bad('ten', 'ten'), bad('', '\'\''), bad(' ', ' '), bad('1e3', '1e3'), bad('0x10', '0x10'),
+    bad('10.5', '10.5'), bad('-1', '-1'), bad('NaN', 'NaN'), bad(true, 'true'), bad({}, '{}'), bad(5n, '5n')]],
   [NEGATIVE]: [RangeError, [bad(-1, '-1'), bad(-Infinity, '-Infinity')]],
   [NOT_A_NUMBER]: [RangeError, [bad(NaN, 'NaN')]],
-  [OUT_OF_RANGE]: [RangeError, [bad(0, '0'), bad(1.5, '1.5')]],
+  [OUT_OF_RANGE]: [RangeError, [bad(0, '0'), bad('0', '\'0\''), bad(' 00 ', '\' 00 \''), bad(1.5, '1.5')]],
 };
 
 const OPTIONS = {
@@ -110,7 +113,9 @@ function runNode(script, flags = ['--throw-deprecation']) {
 // Options core's agent validates itself: the same error as core's, class,
 // name, code and message, for code written against core's agent.
 const CORE_VALIDATED = {
-  maxTotalSockets: ['10', true, {}, 5n, -1, -Infinity, NaN, 0],
+  // A count string becomes its number first ('10' is 10, '0' is 0); other
+  // strings reach core as they are.
+  maxTotalSockets: ['ten', '', '1e3', '-1', true, {}, 5n, -1, -Infinity, NaN, 0],
   scheduling: [1, true, {}, -1, Infinity, 'random', 'FIFO'],
 };
 

@@ -3,6 +3,8 @@
 const assert = require('node:assert/strict');
 const { HttpAgent, HttpsAgent } = require('..');
 const { normalizeOptions } = require('../lib/options');
+const { createHttpServer } = require('./support/servers');
+const { request } = require('./support/request');
 
 describe('options', () => {
   const agents = [];
@@ -52,6 +54,79 @@ describe('options', () => {
         assert.equal(agent.keepAliveMsecs, 2000);
       });
 
+      it('accepts strings whose meaning is clear, such as environment variables, and gives core their values', () => {
+        const given = {
+          maxSockets: '10',
+          maxFreeSockets: ' 5\n',
+          maxTotalSockets: '20',
+          keepAlive: 'false',
+          learnServerTimeout: 'FALSE',
+          freeSocketTimeout: '3000',
+          timeout: ' 30s ',
+          keepAliveMsecs: '2500',
+          socketActiveTTL: '1m',
+          serverTimeoutMargin: '250',
+          maxQueue: '0',
+          queueTimeout: '2s',
+        };
+        const copy = { ...given };
+        const agent = make(Agent, given);
+        assert.deepEqual(given, copy, 'the caller\'s options are untouched');
+        // What core's agent was constructed with, and what it reads.
+        assert.equal(agent.maxSockets, 10);
+        assert.equal(agent.maxFreeSockets, 5);
+        assert.equal(agent.maxTotalSockets, 20);
+        assert.equal(agent.keepAlive, false);
+        assert.equal(agent.keepAliveMsecs, 2500);
+        assert.equal(agent.options.keepAlive, false);
+        assert.equal(agent.options.learnServerTimeout, false);
+        assert.equal(agent.options.freeSocketTimeout, 3000);
+        assert.equal(agent.options.timeout, 30000);
+        assert.equal(agent.options.socketActiveTTL, 60000);
+        assert.equal(agent.options.serverTimeoutMargin, 250);
+        assert.equal(agent.options.agentKeepAliveTimeoutBuffer, 250);
+        assert.equal(agent.options.maxQueue, 0);
+        assert.equal(agent.options.queueTimeout, 2000);
+      });
+
+      it('reads booleans from true/false, 1/0 and their strings in any case', () => {
+        const forms = [[true, true], ['true', true], ['TRUE', true], [' True ', true], [1, true], ['1', true],
+          [false, false], ['false', false], ['False', false], [0, false], ['0', false], [-0, false]];
+        for (const [given, expected] of forms) {
+          const agent = make(Agent, { keepAlive: given, learnServerTimeout: given });
+          assert.equal(agent.keepAlive, expected, `keepAlive: ${JSON.stringify(given)}`);
+          assert.equal(agent.options.learnServerTimeout, expected, `learnServerTimeout: ${JSON.stringify(given)}`);
+        }
+      });
+
+      it('reads counts from decimal digits and Infinity, as numbers or strings', () => {
+        const forms = [['1', 1], ['010', 10], ['12345678', 12345678], ['Infinity', Infinity], ['infinity', Infinity],
+          [' 7 ', 7], [3, 3], [Infinity, Infinity]];
+        for (const [given, expected] of forms) {
+          const agent = make(Agent, { maxSockets: given, maxFreeSockets: given, maxTotalSockets: given });
+          assert.equal(agent.maxSockets, expected, `maxSockets: ${JSON.stringify(given)}`);
+          assert.equal(agent.maxFreeSockets, expected, `maxFreeSockets: ${JSON.stringify(given)}`);
+          assert.equal(agent.maxTotalSockets, expected, `maxTotalSockets: ${JSON.stringify(given)}`);
+        }
+      });
+
+      it('refuses maxSockets 0 and maxFreeSockets 0, which core reads as its defaults, and says so', () => {
+        for (const zero of [0, '0']) {
+          assert.throws(() => make(Agent, { maxSockets: zero }), (err) => {
+            assert.equal(err.code, 'ERR_OUT_OF_RANGE');
+            assert.equal(err.option, 'maxSockets');
+            assert.match(err.message, /"maxSockets".*read 0 as Infinity/);
+            return true;
+          });
+          assert.throws(() => make(Agent, { maxFreeSockets: zero }), (err) => {
+            assert.equal(err.code, 'ERR_OUT_OF_RANGE');
+            assert.equal(err.option, 'maxFreeSockets');
+            assert.match(err.message, /"maxFreeSockets".*read 0 as 256.*keepAlive: false/);
+            return true;
+          });
+        }
+      });
+
       it('passes core options through', () => {
         const agent = make(Agent, { maxSockets: 5, maxFreeSockets: 3, maxTotalSockets: 9, scheduling: 'fifo', keepAlive: false, localAddress: '127.0.0.1' });
         assert.equal(agent.maxSockets, 5);
@@ -87,6 +162,12 @@ describe('options', () => {
         assert.equal(agent.options.freeSocketTimeout, 2000);
         agent.options.socketActiveTTL = 500;
         assert.equal(agent.options.socketActiveTTL, 500);
+        // The same forms as the constructor's.
+        agent.options.freeSocketTimeout = ' 1500 ';
+        assert.equal(agent.options.freeSocketTimeout, 1500);
+        agent.options.socketActiveTTL = '1m';
+        assert.equal(agent.options.socketActiveTTL, 60000);
+        agent.options.freeSocketTimeout = '2s';
         assert.throws(() => { agent.options.freeSocketTimeout = -1; }, { code: 'ERR_OUT_OF_RANGE', option: 'freeSocketTimeout' });
         assert.throws(() => { agent.options.socketActiveTTL = 'soon'; }, { code: 'ERR_INVALID_ARG_TYPE', option: 'socketActiveTTL' });
         assert.equal(agent.options.freeSocketTimeout, 2000, 'a refused write changes nothing');
@@ -101,6 +182,27 @@ describe('options', () => {
       });
     });
   }
+
+  describe('string values govern requests (http)', () => {
+    let server;
+    before(async () => { server = await createHttpServer(); });
+    after(() => server.close());
+
+    it('keepAlive: \'false\' keeps no socket; maxSockets: \'1\' queues the second request', async () => {
+      const closing = make(HttpAgent, { keepAlive: 'false' });
+      const first = await request(server.url(), { agent: closing });
+      const second = await request(server.url(), { agent: closing });
+      assert.notEqual(second.socket, first.socket);
+      assert.equal(second.reusedSocket, false);
+      assert.equal(closing.createSocketCount, 2);
+
+      const single = make(HttpAgent, { maxSockets: '1' });
+      const both = await Promise.all([request(server.url(), { agent: single }), request(server.url(), { agent: single })]);
+      assert.equal(both[1].socket, both[0].socket);
+      assert.equal(both[1].reusedSocket, true);
+      assert.equal(single.createSocketCount, 1);
+    });
+  });
 
   it('normalizes once into a new frozen object', () => {
     const input = { timeout: '2s' };

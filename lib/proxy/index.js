@@ -251,4 +251,4 @@ function createProxyRoutes(settings, protocol) {
   return resolved === null ? null : new ProxyRoutes(resolved, protocol);
 }
 
-module.exports = { proxyOptions, createProxyRoutes, ProxyRoutes };
+module.exports = { proxyOptions, createProxyRoutes };

@@ -109,4 +109,4 @@ function resolveProxy(settings, protocol) {
   return { proxy, noProxy: noProxy ?? [] };
 }
 
-module.exports = { normalizeProxyOptions, resolveProxy, ProxyServer };
+module.exports = { normalizeProxyOptions, resolveProxy };

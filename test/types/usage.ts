@@ -29,6 +29,9 @@ const httpOptions: HttpOptions = {
 const httpAgent = new HttpAgent(httpOptions);
 new HttpAgent({ timeout: 30000, freeSocketTimeout: undefined });
 new HttpAgent({ keepAliveTimeout: '15s', freeSocketKeepAliveTimeout: 15000 });
+// Counts and durations from the environment; booleans as strings.
+new HttpAgent({ maxSockets: process.env.MAX_SOCKETS, maxFreeSockets: '5', maxTotalSockets: 'Infinity', timeout: process.env.TIMEOUT });
+new HttpsAgent({ keepAlive: 'false', learnServerTimeout: 0, maxSockets: '10' });
 
 // https.AgentOptions (TLS settings) pass through.
 const httpsOptions: HttpsOptions = {
@@ -137,6 +140,10 @@ new HttpAgent({ timeout: true });
 new HttpsAgent({ freeSocketTimeout: { seconds: 4 } });
 // @ts-expect-error learnServerTimeout is a boolean
 new HttpAgent({ learnServerTimeout: 'yes' });
+// @ts-expect-error keepAlive is a boolean, 1 or 0 (or their strings), not any number
+new HttpsAgent({ keepAlive: 2 });
+// @ts-expect-error a count is a number or a string
+new HttpAgent({ maxSockets: true });
 // @ts-expect-error scheduling is 'fifo' or 'lifo'
 new HttpAgent({ scheduling: 'random' });
 // @ts-expect-error no such status field

@@ -1,0 +1,105 @@
+'use strict';
+
+// A misspelled option (`freeSocketTimout`, `maxSocket`, `keepalive`) would
+// pass through to core as an unknown key and leave the default in force. Keys
+// we do not know must pass through (socket, TLS and request options), so a
+// near miss of one of our options gets a warning, not an error: once per key
+// per process, through process.emitWarning, at construction only.
+
+// The options of Node's own that an agent's options may carry, which are
+// never a misspelling of ours even where they look close. From Node's docs
+// (v18 to v26): net.createConnection()/socket.connect(), tls.connect() and
+// tls.createSecureContext(), http.request(), and the http.Agent and
+// https.Agent constructors.
+const NODE_OPTIONS = new Set([
+  // net.createConnection / socket.connect / new net.Socket
+  'port', 'host', 'localAddress', 'localPort', 'family', 'hints', 'lookup', 'noDelay',
+  'keepAlive', 'keepAliveInitialDelay', 'autoSelectFamily', 'autoSelectFamilyAttemptTimeout',
+  'path', 'onread', 'fd', 'allowHalfOpen', 'readable', 'writable', 'signal', 'timeout', 'blockList',
+  // tls.connect / tls.createSecureContext
+  'socket', 'ca', 'cert', 'key', 'pfx', 'passphrase', 'sigalgs', 'ciphers', 'clientCertEngine',
+  'crl', 'dhparam', 'ecdhCurve', 'honorCipherOrder', 'privateKeyEngine', 'privateKeyIdentifier',
+  'maxVersion', 'minVersion', 'secureOptions', 'secureProtocol', 'sessionIdContext', 'ticketKeys',
+  'sessionTimeout', 'enableTrace', 'rejectUnauthorized', 'pskCallback', 'ALPNProtocols',
+  'servername', 'checkServerIdentity', 'session', 'requestOCSP', 'minDHSize', 'highWaterMark',
+  'secureContext', 'allowPartialTrustChain',
+  // http.request
+  'agent', 'auth', 'createConnection', 'defaultPort', 'headers', 'hostname', 'insecureHTTPParser',
+  'joinDuplicateHeaders', 'maxHeaderSize', 'method', 'protocol', 'setDefaultHeaders', 'setHost',
+  'socketPath', 'uniqueHeaders',
+  // http.Agent / https.Agent
+  'keepAliveMsecs', 'agentKeepAliveTimeoutBuffer', 'maxSockets', 'maxTotalSockets',
+  'maxFreeSockets', 'scheduling', 'proxyEnv', 'maxCachedSessions',
+]);
+
+/**
+ * The optimal string alignment distance (Damerau-Levenshtein where no
+ * substring is edited twice) between `a` and `b`, or `limit + 1` once it
+ * is known to exceed `limit`.
+ */
+function editDistance(a, b, limit) {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  // Three rows of the table: two back (for transpositions), one back, this one.
+  let before = null;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
+      if (before !== null && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d = Math.min(d, before[j - 2] + 1);
+      }
+      current.push(d);
+      if (d < rowMin) rowMin = d;
+    }
+    if (rowMin > limit) return limit + 1;
+    before = previous;
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+// Edits allowed for a near miss, by the length of our option's name: two
+// edits would take a short name too far ('proxy' is two from 'port', which
+// is Node's anyway, and from 'pry', which is no one's).
+const allowedEdits = (name) => (name.length <= 8 ? 1 : 2);
+
+/**
+ * The option of `ours` (an iterable of names) that `key` is a near miss of:
+ * the same ignoring case, or within a few edits; else undefined. A key that
+ * is one of ours or one of Node's options is no miss.
+ */
+function nearMiss(key, ours) {
+  if (NODE_OPTIONS.has(key)) return undefined;
+  const lower = key.toLowerCase();
+  let best;
+  let bestDistance = Infinity;
+  for (const name of ours) {
+    if (name === key) return undefined;
+    const limit = allowedEdits(name);
+    const distance = editDistance(lower, name.toLowerCase(), limit);
+    if (distance <= limit && distance < bestDistance) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+const WARNING_CODE = 'STEADY_AGENT_UNKNOWN_OPTION';
+const warned = new Set();
+
+/** Warns, once per key per process, of each key of `input` that is a near miss of `ours`. */
+function warnNearMisses(input, ours) {
+  for (const key of Object.keys(input)) {
+    if (warned.has(key) || ours.has(key)) continue;
+    const suggestion = nearMiss(key, ours);
+    if (suggestion === undefined) continue;
+    warned.add(key);
+    process.emitWarning(`Unknown option "${key}"; did you mean "${suggestion}"?`, { code: WARNING_CODE });
+  }
+}
+
+module.exports = { warnNearMisses, nearMiss };
