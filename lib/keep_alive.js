@@ -224,16 +224,17 @@ function keepAlive(Base, { name, getName: naming }) {
       // writable (above); an EOF still queued behind unread bytes shows as
       // readableLength.
       if (socket.readableLength > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
-      // A socket put in agent.freeSockets by hand that never connected: no
-      // connection to reuse (and no bytes count to compare below).
-      if (socket.pending) {
-        if (debug.enabled) debug('%s never connected: not reused', nameOf(socket));
-        return CLOSE_REASONS.UNUSABLE;
-      }
       // Bytes that came while the socket sat idle were read by no one. Node
       // 22+ closes such a socket itself; on older versions the bytes would
       // be lost, or taken for the next response.
-      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return CLOSE_REASONS.UNUSABLE; // unexpected data while idle
+      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) {
+        // Or a socket put in agent.freeSockets by hand, which the agent never
+        // freed and so has no count to compare; one that never connected
+        // has no connection to reuse either. Asked only here, off the path
+        // of a reuse that goes ahead.
+        if (debug.enabled && socket.pending) debug('%s never connected: not reused', nameOf(socket));
+        return CLOSE_REASONS.UNUSABLE;
+      }
       if (socket[kFreeDeadline] <= now) return CLOSE_REASONS.FREE_TIMEOUT;
       const ttl = this.#config.socketActiveTTL;
       if (ttl > 0 && now - socket[kCreatedAt] >= ttl) return CLOSE_REASONS.TTL;
