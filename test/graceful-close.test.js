@@ -6,18 +6,11 @@
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const { HttpAgent } = require('../');
-const { PROTOCOLS, createAgent, total } = require('./support/agents');
+const { PROTOCOLS, total } = require('./support/agents');
 const { createHoldingServer, createServer } = require('./support/servers');
-const { request, delay, waitFor } = require('./support/request');
+const { request, requestError, delay, waitFor } = require('./support/request');
 const { closeAfterEach } = require('./support/cleanup');
 const { startProxy } = require('./support/proxy');
-
-/** The request's error; fails the test if it succeeds. */
-async function failure(promise) {
-  const res = await promise.then((ok) => ok, (err) => err);
-  assert.ok(res instanceof Error, `expected the request to fail, got ${res.status}`);
-  return res;
-}
 
 function assertCode(err, code) {
   assert.equal(err.code, code, `${err.code}: ${err.message}`);
@@ -45,17 +38,8 @@ function assertEmpty(agent, sockets) {
 
 for (const protocol of PROTOCOLS) {
   describe(`agent.close() over ${protocol.slice(0, -1)}`, () => {
-    const { keep } = closeAfterEach();
-    let agents;
-
-    beforeEach(() => { agents = []; });
-    afterEach(() => { for (const agent of agents) agent.destroy(); });
-
-    function newAgent(options) {
-      const agent = createAgent(protocol, options);
-      agents.push(agent);
-      return agent;
-    }
+    const { keep, agentFor } = closeAfterEach();
+    const newAgent = (options) => agentFor(protocol, options);
 
     it('serves requests in flight and queued, closes idle sockets at once, refuses new ones, and resolves when no socket is left', async () => {
       const holding = keep(await createHoldingServer(protocol));
@@ -76,8 +60,8 @@ for (const protocol of PROTOCOLS) {
       // The idle socket closes now; the busy ones stay.
       await waitFor(() => idle.socket.destroyed);
       assert.equal(held(agent, 'freeSockets'), 0);
-      assertCode(await failure(request(other.url('/after'), { agent })), 'ERR_AGENT_CLOSED');
-      assertCode(await failure(request(holding.url('/after'), { agent })), 'ERR_AGENT_CLOSED');
+      assertCode(await requestError(request(other.url('/after'), { agent })), 'ERR_AGENT_CLOSED');
+      assertCode(await requestError(request(holding.url('/after'), { agent })), 'ERR_AGENT_CLOSED');
       assert.equal(closed.settled, false, 'resolved with requests still in flight');
       assert.equal(held(agent, 'sockets'), 2);
 
@@ -96,7 +80,7 @@ for (const protocol of PROTOCOLS) {
       const server = keep(await createServer(protocol));
       const agent = newAgent();
       await agent.close();
-      const err = await failure(request(server.url('/'), { agent }));
+      const err = await requestError(request(server.url('/'), { agent }));
       assertCode(err, 'ERR_AGENT_CLOSED');
       assert.equal(err.name, 'AgentClosedError');
       assert.equal(server.accepted, 0);
@@ -111,7 +95,7 @@ for (const protocol of PROTOCOLS) {
 
       const closing = agent.close();
       agent.destroy();
-      const [hungUp, notSent] = await Promise.all([failure(inFlight), failure(queued)]);
+      const [hungUp, notSent] = await Promise.all([requestError(inFlight), requestError(queued)]);
       assertCode(hungUp, 'ECONNRESET');
       assertCode(notSent, 'ERR_AGENT_DESTROYED');
       await closing;
@@ -126,7 +110,7 @@ for (const protocol of PROTOCOLS) {
       await waitFor(() => holding.held === 1);
 
       const closing = agent.close();
-      assertCode(await failure(queued), 'ERR_AGENT_QUEUE_TIMEOUT');
+      assertCode(await requestError(queued), 'ERR_AGENT_QUEUE_TIMEOUT');
       assert.equal(holding.held, 1, 'the queued request failed before the socket it waited for was free');
       holding.release();
       assert.equal((await inFlight).body, 'ok /hold');
@@ -155,35 +139,31 @@ for (const protocol of PROTOCOLS) {
       await request(server.url('/'), { agent });
       await block(agent);
       assertEmpty(agent, []);
-      assertCode(await failure(request(server.url('/'), { agent })), 'ERR_AGENT_CLOSED');
+      assertCode(await requestError(request(server.url('/'), { agent })), 'ERR_AGENT_CLOSED');
     });
   });
 }
 
 describe('agent.close() through a proxy', () => {
-  const { keep } = closeAfterEach();
+  const { keep, agentFor } = closeAfterEach();
 
   it('waits for a tunnel still opening and the request it serves, then closes every tunnel', async () => {
     const target = keep(await createHoldingServer('https:'));
     const proxy = keep(await startProxy());
-    const agent = createAgent('https:', { proxy: proxy.url(), maxSockets: 1 });
-    try {
-      const inFlight = request(target.url('/hold'), { agent });
-      const queued = request(target.url('/queued'), { agent });
-      // close() before the tunnel is even open: the request it is for still runs.
-      const closing = agent.close();
-      const closed = watch(closing);
-      await waitFor(() => target.held === 1);
-      assert.equal(closed.settled, false);
-      target.release();
-      assert.deepEqual((await Promise.all([inFlight, queued])).map((res) => res.body), ['ok /hold', 'ok /queued']);
-      await closing;
-      assertEmpty(agent, []);
-      assert.equal(proxy.connects, 1);
-      await waitFor(() => target.connections.size === 0);
-    } finally {
-      agent.destroy();
-    }
+    const agent = agentFor('https:', { proxy: proxy.url(), maxSockets: 1 });
+    const inFlight = request(target.url('/hold'), { agent });
+    const queued = request(target.url('/queued'), { agent });
+    // close() before the tunnel is even open: the request it is for still runs.
+    const closing = agent.close();
+    const closed = watch(closing);
+    await waitFor(() => target.held === 1);
+    assert.equal(closed.settled, false);
+    target.release();
+    assert.deepEqual((await Promise.all([inFlight, queued])).map((res) => res.body), ['ok /hold', 'ok /queued']);
+    await closing;
+    assertEmpty(agent, []);
+    assert.equal(proxy.connects, 1);
+    await waitFor(() => target.connections.size === 0);
   });
 });
 

@@ -8,17 +8,10 @@ const assert = require('node:assert/strict');
 const asyncHooks = require('node:async_hooks');
 const http = require('node:http');
 const { HttpAgent, HttpsAgent } = require('../');
-const { PROTOCOLS, createAgent, total } = require('./support/agents');
+const { PROTOCOLS, total } = require('./support/agents');
 const { createHoldingServer } = require('./support/servers');
-const { request, waitFor } = require('./support/request');
+const { request, requestError, waitFor } = require('./support/request');
 const { closeAfterEach } = require('./support/cleanup');
-
-/** The request's error; fails the test if it succeeds. */
-async function failure(promise) {
-  const res = await promise.then((ok) => ok, (err) => err);
-  assert.ok(res instanceof Error, `expected the request to fail, got ${res.status}`);
-  return res;
-}
 
 function queued(agent) {
   return total(agent.getCurrentStatus().requests);
@@ -48,17 +41,8 @@ function timersCreatedBy(fn) {
 
 for (const protocol of PROTOCOLS) {
   describe(`queue bounds over ${protocol.slice(0, -1)}`, () => {
-    const { keep } = closeAfterEach();
-    let agents;
-
-    beforeEach(() => { agents = []; });
-    afterEach(() => { for (const agent of agents) agent.destroy(); });
-
-    function newAgent(options) {
-      const agent = createAgent(protocol, options);
-      agents.push(agent);
-      return agent;
-    }
+    const { keep, agentFor } = closeAfterEach();
+    const newAgent = (options) => agentFor(protocol, options);
 
     describe('maxQueue', () => {
       it('fails exactly the requests over the limit, at once, and serves the rest', async () => {
@@ -69,7 +53,7 @@ for (const protocol of PROTOCOLS) {
         const waiting = [request(server.url('/q1'), { agent }), request(server.url('/q2'), { agent })];
         const over = [request(server.url('/over1'), { agent }), request(server.url('/over2'), { agent })];
 
-        const errors = await Promise.all(over.map(failure));
+        const errors = await Promise.all(over.map((promise) => requestError(promise)));
         // At once: the one socket is still busy with the first request.
         assert.equal(server.held, 1);
         for (const err of errors) {
@@ -94,7 +78,7 @@ for (const protocol of PROTOCOLS) {
         const agent = newAgent({ maxSockets: 1, maxQueue: 0 });
         const first = request(server.url('/hold'), { agent });
         await waitFor(() => server.held === 1);
-        const err = await failure(request(server.url('/second'), { agent }));
+        const err = await requestError(request(server.url('/second'), { agent }));
         assert.equal(err.code, 'ERR_AGENT_QUEUE_FULL');
         assert.match(err.message, /maxQueue: 0/);
         assert.equal(queued(agent), 0);
@@ -110,7 +94,7 @@ for (const protocol of PROTOCOLS) {
         const busy = [request(a.url('/hold'), { agent }), request(b.url('/hold'), { agent })];
         await waitFor(() => a.held === 1 && b.held === 1);
         const waiting = [request(a.url('/q'), { agent }), request(b.url('/q'), { agent })];
-        assert.equal((await failure(request(a.url('/over'), { agent }))).code, 'ERR_AGENT_QUEUE_FULL');
+        assert.equal((await requestError(request(a.url('/over'), { agent }))).code, 'ERR_AGENT_QUEUE_FULL');
         assert.equal(queued(agent), 2);
         a.release();
         b.release();
@@ -126,7 +110,7 @@ for (const protocol of PROTOCOLS) {
         const first = request(server.url('/hold'), { agent });
         await waitFor(() => server.held === 1);
         const late = request(server.url('/late'), { agent });
-        const err = await failure(late);
+        const err = await requestError(late);
         assert.equal(err.code, 'ERR_AGENT_QUEUE_TIMEOUT', err.message);
         assert.equal(err.name, 'QueueTimeoutError');
         assert.equal(err.timeout, 30);

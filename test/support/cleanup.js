@@ -3,14 +3,16 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { createAgent } = require('./agents');
 
 // What a test opens, closed after each test even when an assertion fails.
 // Call from inside a `describe`: it registers the `afterEach` there.
 
 /**
- * @returns {{ keep: <T extends { close(): unknown }>(handle: T) => T, agentOf: (Agent: any, options?: object) => any }}
+ * @returns {{ keep: <T extends { close(): unknown }>(handle: T) => T, agentOf: (Agent: any, options?: object) => any, agentFor: (protocol: string, options?: object) => any }}
  *   keep(handle): closes a server or proxy handle after the test (last kept, first closed);
- *   agentOf(Agent, options): a new agent, destroyed after the test, before the servers close.
+ *   agentOf(Agent, options): a new agent, destroyed after the test, before the servers close;
+ *   agentFor(protocol, options): the same, a steady-agent for 'http:' or 'https:' (support/agents.js).
  */
 function closeAfterEach() {
   const closers = [];
@@ -26,6 +28,11 @@ function closeAfterEach() {
     },
     agentOf(Agent, options) {
       const agent = new Agent(options);
+      agents.push(agent);
+      return agent;
+    },
+    agentFor(protocol, options) {
+      const agent = createAgent(protocol, options);
       agents.push(agent);
       return agent;
     },

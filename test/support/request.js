@@ -32,6 +32,13 @@ function request(url, options = {}) {
   });
 }
 
+/** The error a request's promise rejects with; fails the test if it resolves instead. */
+async function requestError(promise) {
+  const outcome = await promise.then((res) => res, (err) => err);
+  if (!(outcome instanceof Error)) throw new Error(`expected the request to fail, got ${outcome.status}`);
+  return outcome;
+}
+
 /** Resolves on the next turn of the event loop after `ms` milliseconds. */
 function delay(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -46,4 +53,4 @@ async function waitFor(predicate, { interval = 5, limit = 5000 } = {}) {
   }
 }
 
-module.exports = { request, delay, waitFor };
+module.exports = { request, requestError, delay, waitFor };
