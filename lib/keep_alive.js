@@ -249,10 +249,9 @@ function keepAlive(Base, { name, getName: naming }) {
     // socket, through the callback, not the one returned). That socket, and
     // only that one, is initialised and counted here.
     createSocket(req, options, callback) {
-      const creation = { options, pending: true };
+      const creation = { options };
       this.#creating = creation;
-      const shutdown = this.#shutdown;
-      shutdown.creating++;
+      const made = this.#shutdown.creatingOne(); // close() waits for it
       try {
         super.createSocket(req, options, (err, socket) => {
           // A failure before there was a socket of ours (a proxy tunnel);
@@ -262,20 +261,11 @@ function keepAlive(Base, { name, getName: naming }) {
           } else {
             this[INIT_SOCKET](socket, creation.options);
           }
-          if (creation.pending) {
-            creation.pending = false;
-            shutdown.creating--;
-            shutdown.settle();
-          }
+          made();
           callback(err, socket);
         });
       } catch (err) {
-        // createConnection threw: no socket, and no callback.
-        if (creation.pending) {
-          creation.pending = false;
-          shutdown.creating--;
-          shutdown.settle();
-        }
+        made(); // createConnection threw: no socket, and no callback
         throw err;
       } finally {
         this.#creating = null;

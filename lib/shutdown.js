@@ -15,6 +15,21 @@ class Shutdown {
   #promise = null;
   #resolve = null;
 
+  /**
+   * Core starts making a socket. Returns the function to call when it is
+   * made or has failed; calls after the first change nothing.
+   */
+  creatingOne() {
+    this.creating++;
+    let pending = true;
+    return () => {
+      if (!pending) return;
+      pending = false;
+      this.creating--;
+      this.settle();
+    };
+  }
+
   /** True from the first close() on. */
   get closing() { return this.#promise !== null; }
 
