@@ -332,7 +332,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
       this.createSocketCount++;
-      this.#shutdown.open++;
+      this.#shutdown.opened();
       this.#events.socketCreated(socket, pool, options);
       KeepAliveAgent.#watch(socket);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
@@ -359,7 +359,7 @@ function keepAlive(Base, { name, getName: naming }) {
     static #onAgentRemove() {
       recordCloseReason(this, CLOSE_REASONS.UPGRADE); // observability
       this[kUpgraded] = true;
-      this[kAgent].#socketLeft();
+      this[kAgent].#shutdown.left();
       this.removeListener('secureConnect', KeepAliveAgent.#onConnect);
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
@@ -693,14 +693,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.#probes.get(socket[kPool]) === socket) this.#probes.delete(socket[kPool]);
       this.#events.socketClosed(socket, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
-      if (socket[kUpgraded] !== true) this.#socketLeft();
-    }
-
-    /** The socket is no longer one the agent holds (closed, or upgraded): close() may be done. */
-    #socketLeft() {
-      const shutdown = this.#shutdown;
-      shutdown.open--;
-      shutdown.settle();
+      if (socket[kUpgraded] !== true) this.#shutdown.left();
     }
 
     /**

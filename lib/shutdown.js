@@ -8,10 +8,10 @@
 class Shutdown {
   // Sockets the agent opened and has not seen close (an upgraded socket
   // leaves the count when it leaves the agent).
-  open = 0;
+  #open = 0;
   // Sockets core is still making: a proxy tunnel being opened, an
   // asynchronous createConnection.
-  creating = 0;
+  #creating = 0;
   #promise = null;
   #resolve = null;
 
@@ -20,14 +20,25 @@ class Shutdown {
    * made or has failed; calls after the first change nothing.
    */
   creatingOne() {
-    this.creating++;
+    this.#creating++;
     let pending = true;
     return () => {
       if (!pending) return;
       pending = false;
-      this.creating--;
-      this.settle();
+      this.#creating--;
+      this.#settle();
     };
+  }
+
+  /** The agent has a new socket of its own. */
+  opened() {
+    this.#open++;
+  }
+
+  /** A socket is no longer the agent's (closed, or upgraded): close() may be done. */
+  left() {
+    this.#open--;
+    this.#settle();
   }
 
   /** True from the first close() on. */
@@ -37,14 +48,14 @@ class Shutdown {
   close() {
     if (this.#promise === null) {
       this.#promise = new Promise((resolve) => { this.#resolve = resolve; });
-      this.settle();
+      this.#settle();
     }
     return this.#promise;
   }
 
   /** Resolves the close() promise once no socket is open or being made. */
-  settle() {
-    if (this.#resolve !== null && this.open === 0 && this.creating === 0) {
+  #settle() {
+    if (this.#resolve !== null && this.#open === 0 && this.#creating === 0) {
       const resolve = this.#resolve;
       this.#resolve = null;
       resolve();
