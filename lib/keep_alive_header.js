@@ -36,4 +36,27 @@ function parse(value) {
   return Object.freeze({ timeout, max });
 }
 
-module.exports = { parseKeepAlive };
+/**
+ * The Keep-Alive response header, from the raw headers: on a socket handed
+ * straight to a queued request nothing has built `res.headers` yet, and the
+ * whole object would be built for this one field.
+ */
+function keepAliveHeader(res) {
+  const raw = res.rawHeaders;
+  let value;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 10 && (name === 'Keep-Alive' || name.toLowerCase() === 'keep-alive')) {
+      // A header sent on several lines is one list, as res.headers joins it.
+      value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
+    }
+  }
+  return value;
+}
+
+/** The Keep-Alive hint of a response, parsed (null: none). */
+function responseHint(res) {
+  return parseKeepAlive(keepAliveHeader(res));
+}
+
+module.exports = { parseKeepAlive, responseHint };
