@@ -20,7 +20,7 @@ const { SocketState, stateOf, attachState } = require('./socket_state');
 const clock = require('./clock');
 const { MAX_TIMER } = clock;
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
-const { responseHint } = require('./keep_alive_header');
+const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
 const { createProxyRoutes } = require('./proxy');
@@ -354,7 +354,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     keepSocketAlive(socket) {
       const state = stateOf(socket);
-      if (!super.keepSocketAlive(socket) && !this.#coreVetoedOnlyTheHint(socket)) {
+      if (!super.keepSocketAlive(socket) && !coreVetoedOnlyTheHint(this, socket)) {
         if (debug.enabled) debug('%s not kept: core refused it (the server\'s hint, or a per-request TLS identity check)', socket[SOCKET_NAME]);
         state.close(CLOSE_REASONS.NOT_KEPT); // observability: core destroys it
         return false;
@@ -415,25 +415,6 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       const probes = this.#learning.sweep(now, (probe) => this.#expireFree(probe, stateOf(probe)));
       return probes < next ? probes : next;
-    }
-
-    /**
-     * Node 20 (and 22 before `agentKeepAliveTimeoutBuffer`) refuse a socket
-     * whose `Keep-Alive: timeout=N` is within their fixed 1 s buffer, after
-     * doing the rest of their work (keep-alive probes, unref, timer). Where
-     * that was the only reason, `serverTimeoutMargin` decides instead. Newer
-     * Node takes our margin as its buffer, and then agrees with us.
-     */
-    #coreVetoedOnlyTheHint(socket) {
-      if (this.agentKeepAliveTimeoutBuffer !== undefined) return false;
-      const res = socket._httpMessage?.res;
-      if (res == null) return false;
-      // Core vetoes a timeout of N s where N * 1000 - 1000 <= 0. Its parser
-      // reads only a leading `timeout=N`, ours any; core got here only by a
-      // veto, and a veto for the hint means the leading timeout, which is
-      // also the first one ours finds.
-      const hint = responseHint(res);
-      return hint !== null && hint.timeout !== undefined && hint.timeout <= 1;
     }
 
     /** How long the socket may stay idle (lib/server_limits.js decides, into its state). */
