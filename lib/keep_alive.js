@@ -169,7 +169,7 @@ function keepAlive(Base, { name, getName: naming }) {
         const state = stateOf(socket);
         const reason = whyNotReusable(socket, state, now, ttl);
         if (reason === null) {
-          state.picked(now);
+          state?.picked(now); // one put in the pool by hand is taken on in reuseSocket
           return;
         }
         if (fifo) free.shift();
