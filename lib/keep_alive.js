@@ -585,17 +585,22 @@ function keepAlive(Base, { name, getName: naming }) {
      * Closes every socket, as core's agent does: a request still waiting for
      * its response fails with 'socket hang up' (ECONNRESET); one whose
      * response has arrived sees no request error (a body cut short shows on
-     * the response). Requests queued behind maxSockets, never sent, fail with
-     * ERR_AGENT_DESTROYED, where core's agent would leave them hanging; so do
-     * requests waiting for a proxy tunnel. As with core's agent, a request
-     * made afterwards opens a new socket.
+     * the response). Requests queued behind maxSockets are served, as core's
+     * agent and agentkeepalive serve them: core opens a new connection for
+     * them as each destroyed socket closes. During close(), which opens no
+     * new connection, they fail with ERR_AGENT_DESTROYED instead. As with
+     * core's agent, a request made afterwards opens a new socket.
      */
     destroy() {
-      const queued = this.requests;
-      for (const pool of Object.keys(queued)) {
-        const requests = queued[pool];
-        delete queued[pool];
-        for (const req of requests) req.onSocket(null, new AgentDestroyedError());
+      // Only a closing agent gives up its queue: otherwise core's
+      // removeSocket, on each socket's 'close', starts a new connection for it.
+      if (this.#shutdown.closing) {
+        const queued = this.requests;
+        for (const pool of Object.keys(queued)) {
+          const requests = queued[pool];
+          delete queued[pool];
+          for (const req of requests) req.onSocket(null, new AgentDestroyedError());
+        }
       }
       for (const map of [this.sockets, this.freeSockets]) {
         for (const pool of Object.keys(map)) {
@@ -603,8 +608,9 @@ function keepAlive(Base, { name, getName: naming }) {
         }
       }
       // A connection still opening a proxy tunnel holds its place in
-      // agent.sockets without being a socket of ours yet: its request was
-      // never sent, so it fails as the queued ones do.
+      // agent.sockets without being a socket of ours yet: it ends as any
+      // socket of the agent does, and its request, never sent, fails with
+      // ERR_AGENT_DESTROYED.
       for (const pool of Object.keys(this.sockets)) {
         for (const socket of this.sockets[pool]) {
           if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
