@@ -61,6 +61,18 @@ const CHARTS = {
       { column: /^CPU µs\/req$/, axis: 'client CPU µs per request', better: 'lower' },
     ],
   },
+  // A panel per table, each table with one of the two measures; each panel
+  // scaled on its own: 10,000 origins cost a multiple of 1,000 per socket
+  // for some agents, and would flatten the other bars.
+  'many-origins': {
+    groupByTable: true,
+    eachTableOwnMeasure: true,
+    scalePerGroup: true,
+    measures: [
+      { column: /^CPU µs\/socket closed$/, axis: 'client CPU µs per socket closed', better: 'lower' },
+      { column: /^heap bytes\/socket$/, axis: 'heap bytes per idle socket', better: 'lower' },
+    ],
+  },
 };
 
 /** A table cell as a number: "6,509", "147.5k", "29 / 216" (as a percentage); null for "n/a". */
@@ -78,9 +90,9 @@ function number(text) {
   return Number(text.replace(/,/g, ''));
 }
 
-function columnIndex(table, pattern, scenario) {
+function columnIndex(table, pattern, scenario, optional = false) {
   const i = table.columns.findIndex((column) => pattern.test(column));
-  if (i === -1) throw new Error(`${scenario}: no column matching ${pattern} in "${table.title}"`);
+  if (i === -1 && !optional) throw new Error(`${scenario}: no column matching ${pattern} in "${table.title}"`);
   return i;
 }
 
@@ -102,9 +114,13 @@ function chartData(id, entry, chart) {
   for (const table of entry.tables) {
     const group = chart.group ? columnIndex(table, chart.group, id) : -1;
     const agent = table.columns.indexOf('agent');
+    // With eachTableOwnMeasure a table has some of the measures, at least one.
+    const columns = chart.measures.map((measure) => columnIndex(table, measure.column, id, chart.eachTableOwnMeasure));
+    if (columns.every((i) => i === -1)) throw new Error(`${id}: "${table.title}" has none of the charted columns`);
     for (const row of table.rows) {
       chart.measures.forEach((measure, m) => {
-        const cell = row[columnIndex(table, measure.column, id)];
+        if (columns[m] === -1) return;
+        const cell = row[columns[m]];
         const value = cellValue(cell);
         if (value === null) {
           missing.add(row[agent]);
@@ -126,15 +142,16 @@ function chartData(id, entry, chart) {
 /**
  * One panel: the bars of one group (a row of panels) for one measure (a
  * column). Every panel of a column has the same x domain, so bars compare
- * down the column; the agents' names only on the first column, the x axis
- * only on the last row.
+ * down the column (unless the chart scales each group on its own); the
+ * agents' names only on the first column, the x axis only on the last row
+ * of the measure.
  */
 function panel(chart, values, group, m, { first, last }) {
   const measure = chart.measures[m];
   const column = values.filter((v) => v.measure === m);
   const mine = column.filter((v) => v.group === group);
   // Room past the longest bar for its label.
-  const max = Math.max(...column.map((v) => v.value)) * 1.3 || 1;
+  const max = Math.max(...(chart.scalePerGroup ? mine : column).map((v) => v.value)) * 1.3 || 1;
   return {
     data: { values: mine },
     width: 300,
@@ -153,7 +170,7 @@ function panel(chart, values, group, m, { first, last }) {
         type: 'quantitative',
         scale: { domain: [0, max], nice: false },
         title: last ? `${measure.axis} (${measure.better} is better)` : null,
-        axis: last
+        axis: last || chart.scalePerGroup
           ? { format: ',~f', tickCount: 5, titleFontSize: 12, labelFontSize: 11 }
           : { labels: false, ticks: false, tickCount: 5 },
       },
@@ -179,9 +196,12 @@ function panel(chart, values, group, m, { first, last }) {
 function chartSpec(id, entry, chart) {
   const { values, missing } = chartData(id, entry, chart);
   const groups = unique(values.map((v) => v.group));
-  const rows = groups.map((group, g) => ({
+  // The measures each group has bars for, and the last group of each measure.
+  const measuresOf = (group) => chart.measures.map((_, m) => m).filter((m) => values.some((v) => v.group === group && v.measure === m));
+  const lastGroupOf = (m) => groups.filter((group) => measuresOf(group).includes(m)).at(-1);
+  const rows = groups.map((group) => ({
     ...(group ? { title: { text: group, anchor: 'start', fontSize: 13, offset: 8 } } : {}),
-    hconcat: chart.measures.map((_, m) => panel(chart, values, group, m, { first: m === 0, last: g === groups.length - 1 })),
+    hconcat: measuresOf(group).map((m, i) => panel(chart, values, group, m, { first: i === 0, last: group === lastGroupOf(m) })),
     // Panels side by side placed by their plot width alone: without a
     // canvas, vega estimates text wider than it is, and would leave a wide
     // gap for each axis title.

@@ -3,16 +3,19 @@
 #
 #   benchmark/compare-instructions.sh <rev> <rev>
 #   benchmark/compare-instructions.sh main HEAD
+#   BENCH_IC_INFLIGHT=50 benchmark/compare-instructions.sh main HEAD
 #   BENCH_AGENTS=steady-agent,steady-agent-watched BENCH_PROTOCOLS=http,https benchmark/compare-instructions.sh v1.0.0 HEAD
 #
 # Each revision is checked out in a temporary worktree (removed at the end),
 # with this checkout's benchmark/ copied over its own and this checkout's
 # node_modules linked in: both revisions are measured by the same harness,
-# so the difference is the agent's. BENCH_AGENTS defaults to steady-agent and
-# BENCH_PROTOCOLS to http; BENCH_IC_* pass through. Nothing is saved
-# (no --save). Needs valgrind; some 2-3 minutes per revision, agent and
-# protocol on an idle 2-core machine, more under load (the counts barely
-# move: a difference under about 0.7% is noise; an A/A run gave -0.32%).
+# so the difference is the agent's. BENCH_AGENTS defaults to steady-agent,
+# BENCH_PROTOCOLS to http and BENCH_IC_INFLIGHT to 1,50 (both modes: one
+# request in flight, and 50 in batches); the other BENCH_IC_* pass through.
+# Nothing is saved (no --save). Needs valgrind; some 2-3 minutes per
+# revision, agent, protocol and mode on an idle 2-core machine, more under
+# load (the counts barely move: at one in flight a difference under about
+# 0.7% is noise, an A/A run gave -0.32%; at 50 in flight, under 0.4%).
 set -eu
 
 if [ $# -ne 2 ]; then
@@ -32,6 +35,7 @@ trap cleanup EXIT INT TERM
 
 export BENCH_AGENTS="${BENCH_AGENTS:-steady-agent}"
 export BENCH_PROTOCOLS="${BENCH_PROTOCOLS:-http}"
+export BENCH_IC_INFLIGHT="${BENCH_IC_INFLIGHT:-1,50}"
 
 i=0
 for rev in "$1" "$2"; do
@@ -48,11 +52,11 @@ done
 
 echo
 echo "== per request: $1 -> $2"
-# Lines "<agent>: <n> instructions/req (<protocol>; ...)", in the same order for both.
+# Lines "<agent>: <n> instructions/req (<protocol>, <k> in flight; ...)", in the same order for both.
 grep ' instructions/req (' "$tmp/out-1" > "$tmp/lines-1" || true
 grep ' instructions/req (' "$tmp/out-2" > "$tmp/lines-2" || true
-printf '%-34s %12s %12s %9s\n' 'agent (protocol)' "$1" "$2" change
+printf '%-48s %12s %12s %9s\n' 'agent (protocol, in flight)' "$1" "$2" change
 paste -d '\n' "$tmp/lines-1" "$tmp/lines-2" | awk '
-  { agent = $1; sub(/:$/, "", agent); protocol = $4; gsub(/[(;]/, "", protocol); n = $2; gsub(/,/, "", n) }
+  { agent = $1; sub(/:$/, "", agent); what = $0; sub(/^[^(]*\(/, "", what); sub(/;.*$/, "", what); n = $2; gsub(/,/, "", n) }
   NR % 2 == 1 { before = n; next }
-  { printf "%-34s %12d %12d %+8.2f%%\n", agent " (" protocol ")", before, n, (n - before) / before * 100 }'
+  { printf "%-48s %12d %12d %+8.2f%%\n", agent " (" what ")", before, n, (n - before) / before * 100 }'

@@ -3,32 +3,55 @@
 // Scenario: client instructions per request. The CPU-time figures of
 // client-cost.js swing by tens of percent on a shared 2-core machine;
 // instruction counts under valgrind do not. For each agent, a small client
-// (this file run with --client) sends W warm-up GETs and then N more, one at
-// a time, to a backend in another process, under
-// `valgrind --tool=callgrind`. It runs twice, with N = A and N = B; the
-// difference of the two totals divided by B − A is the cost of one request,
-// with startup, module loading, most of the JIT warm-up and exit subtracted.
+// (this file run with --client) sends W warm-up GETs and then N more to a
+// backend in another process, under `valgrind --tool=callgrind`. It runs
+// twice, with N = A and N = B; the difference of the two totals divided by
+// B − A is the cost of one request, with startup, module loading, most of the
+// JIT warm-up and exit subtracted. Two modes (BENCH_IC_INFLIGHT, default
+// both): one request in flight, and 50.
 //
 // The count must not depend on how fast the client runs: valgrind slows it
-// some 50 times, and a busy machine by as much again. So the client sends one
-// request at a time (its event loop does the same steps for every request,
-// whenever the response comes), V8 runs on one thread with a fixed GC
-// schedule and random seed (CLIENT_FLAGS), and TurboFan's own work is not
-// counted. Five runs of one commit, loaded machine and idle, then gave 137.8k
-// to 138.7k per request (0.65% apart, standard deviation 0.25%, where they
-// were 12% apart before), and 200 iterations of a loop added to the agent's
-// per-request path showed as +3.3k. What is left grows with the run (totals
-// of identical runs differ by up to 0.4%: glibc malloc and V8's string table
-// lookups do more or less work), so a longer B − A does not make it smaller.
+// some 50 times, and a busy machine by as much again. V8 runs on one thread
+// with a fixed GC schedule and random seed (CLIENT_FLAGS), and TurboFan's own
+// work is not counted. Then:
+//
+// One in flight: the client sends one request at a time (its event loop does
+// the same steps for every request, whenever the response comes). Five runs
+// of one commit, loaded machine and idle, gave 137.8k to 138.7k per request
+// (0.65% apart, standard deviation 0.25%, where they were 12% apart before),
+// and 200 iterations of a loop added to the agent's per-request path showed
+// as +3.3k. What is left grows with the run (totals of identical runs differ
+// by up to 0.4%: glibc malloc and V8's string table lookups do more or less
+// work), so a longer B − A does not make it smaller.
+//
+// 50 in flight: sent as they come back (one new request per response), how
+// many responses one event-loop turn handled depended on timing, and with it
+// the loop's own work per request, V8's type feedback and what TurboFan
+// compiled (203 functions in one run, 214 in the next): 1.6% between two
+// runs. So the client sends fixed batches: 50 requests, then, once all 50
+// are written, it waits (blocked, outside the event loop) until the backend
+// says it has answered all 50, then reads them, all 50 in one poll, and sends
+// the next 50. The backend (servers/backend.js, `batch`) holds its answers
+// until the whole batch has arrived and says so through a FIFO, one per
+// client run. Every batch is the same steps in the same order, at any speed:
+// five runs of one commit, with the machine's load from 1 to 8, gave 137.2k
+// to 137.7k per request (0.32% apart, standard deviation 0.14%), and twice
+// the warm-up changed nothing beyond that. The agent's own timeouts (free
+// 4 s, active 8 s) never fire: a batch takes well under a second under
+// valgrind, and every socket is reused by the next batch.
 //
 //   node benchmark/instructions.js
+//   BENCH_IC_INFLIGHT=50 BENCH_PROTOCOLS=http node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,node-keepalive node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,steady-agent-watched node benchmark/instructions.js
 //   BENCH_IC_A=500 BENCH_IC_B=2500 node benchmark/instructions.js
 //   benchmark/compare-instructions.sh main HEAD      (two commits, same harness)
 const { spawn, spawnSync } = require('node:child_process');
 const diagnosticsChannel = require('node:diagnostics_channel');
-const { candidates, createClient, findCandidate } = require('./lib/agents');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { candidates, createClient, findCandidate, moduleFor } = require('./lib/agents');
 const { startServer, runMain, track } = require('./lib/processes');
 const { runLoad } = require('./lib/load');
 const { fixed, count, envNumber } = require('./lib/stats');
@@ -39,13 +62,18 @@ const { ca } = require('./lib/tls');
 const VALGRIND = 'valgrind';
 const BASELINE = 'node-keepalive';
 const PROTOCOLS = ['http', 'https'];
-// One request in flight. With 50, how many responses one event-loop turn
-// handled depended on timing, so JIT feedback did too: two runs of one commit
-// compiled 203 and 214 functions with TurboFan (76 and 87 deopts) and
-// differed by 1.6% in total, and on a loaded machine a request waiting behind
-// 49 others under valgrind outlived the agent's 8 s socket timeout.
-const CONCURRENCY = 1;
-// The pool may grow as in the other scenarios; one request at a time reuses
+// Requests in flight, one mode each (BENCH_IC_INFLIGHT). One: each request is
+// sent when the previous one is done. More: in fixed batches (see the top).
+const IN_FLIGHT = [1, 50];
+// Request counts per mode. One in flight: a long warm-up (with 5000, the last
+// two TurboFan compiles fell between N = A and N = B). In batches the client
+// does the same work in fewer event-loop turns, and V8 has tiered up within
+// the first 2000 requests.
+const COUNTS = {
+  single: { warmup: ['BENCH_IC_WARMUP', 8000], a: ['BENCH_IC_A', 1000], b: ['BENCH_IC_B', 16000] },
+  batch: { warmup: ['BENCH_IC_BATCH_WARMUP', 4000], a: ['BENCH_IC_BATCH_A', 1000], b: ['BENCH_IC_BATCH_B', 9000] },
+};
+// The pool may grow to the requests in flight; one request at a time reuses
 // one socket (the next request is sent once the previous socket is free).
 const MAX_SOCKETS = 50;
 // V8 flags of the client. --single-threaded: no background threads, so JIT
@@ -84,17 +112,27 @@ const candidateById = (id) => (id === WATCHED.id ? WATCHED : findCandidate(id));
 // The client, run under valgrind: one agent, W + N requests, then exit.
 
 /**
- * Options (JSON in argv[3]): { agent, protocol, port, warmup, requests, concurrency }.
- * Prints one JSON line { completed, errors, firstError } covering every
- * request, so the parent can reject a run in which requests failed.
+ * Options (JSON in argv[3]): { agent, protocol, port, warmup, requests,
+ * concurrency, signal }. Prints one JSON line { completed, errors, firstError }
+ * covering every request, so the parent can reject a run in which requests
+ * failed.
  */
 async function runClient(options) {
   const { agent, protocol, port, warmup, requests, concurrency } = options;
-  const agentOptions = { maxSockets: MAX_SOCKETS };
+  const agentOptions = { maxSockets: Math.max(MAX_SOCKETS, concurrency) };
   if (protocol === 'https') agentOptions.ca = ca;
   const client = createClient(candidateById(agent), { protocol, port, agentOptions });
-  const warm = await runLoad(client.get, warmup, concurrency);
-  const load = await runLoad(client.get, requests, concurrency);
+  let warm;
+  let load;
+  if (concurrency === 1) {
+    warm = await runLoad(client.get, warmup, concurrency);
+    load = await runLoad(client.get, requests, concurrency);
+  } else {
+    const send = batchGet(moduleFor(protocol), { host: '127.0.0.1', port, path: '/', agent: client.agent });
+    const waitForAnswers = answersSignal(options.signal);
+    warm = await runBatches(send, warmup, concurrency, waitForAnswers);
+    load = await runBatches(send, requests, concurrency, waitForAnswers);
+  }
   const errors = warm.errors + load.errors;
   const firstError = warm.firstError || load.firstError;
   process.stdout.write(`${JSON.stringify({
@@ -107,8 +145,97 @@ async function runClient(options) {
   process.exit(0);
 }
 
+/**
+ * GET / through a Node agent: written() once the request has been handed to
+ * the kernel, done(err, status) once its response has been read. As
+ * lib/agents.js's get(), with one options object for every request.
+ */
+function batchGet(mod, options) {
+  return function send(written, done) {
+    let settled = false;
+    const finish = (err, status) => {
+      if (settled) return;
+      settled = true;
+      done(err, status);
+    };
+    const req = mod.request(options, (res) => {
+      res.on('end', () => finish(null, res.statusCode));
+      res.on('error', finish);
+      res.resume();
+    });
+    req.on('finish', written);
+    req.on('error', finish);
+    req.end();
+  };
+}
+
+/** Blocks until the backend says it has answered the batch (one byte on the FIFO). */
+function answersSignal(fifo) {
+  const fd = fs.openSync(fifo, fs.constants.O_RDONLY);
+  const byte = Buffer.alloc(1);
+  return function waitForAnswers() {
+    if (fs.readSync(fd, byte, 0, 1, null) !== 1) throw new Error(`the backend closed ${fifo}`);
+  };
+}
+
+/**
+ * Sends `total` requests in batches of `size`: a batch is sent, then, once
+ * every request of it is written, the event loop is held (in a setImmediate,
+ * after the poll that sent the batch) until the backend has answered them
+ * all; so the next poll finds every response, whatever the speed of either
+ * process. The next batch is sent when the last response of this one has been
+ * read. `total` is a multiple of `size`. Resolves with { completed, errors,
+ * firstError }; rejects when no batch completes for STALL_MS.
+ */
+function runBatches(send, total, size, waitForAnswers) {
+  const STALL_MS = 60000;
+  return new Promise((resolve, reject) => {
+    let completed = 0;
+    let errors = 0;
+    let firstError = null;
+    let lastCompleted = -1;
+    const watchdog = setInterval(() => {
+      if (completed === lastCompleted) {
+        clearInterval(watchdog);
+        reject(new Error(`batches stalled: ${completed}/${total} completed, none in ${STALL_MS} ms`));
+      }
+      lastCompleted = completed;
+    }, STALL_MS);
+
+    let written = 0;
+    let answered = 0;
+    const onWritten = () => {
+      if (++written === size) setImmediate(waitForAnswers);
+    };
+    const onDone = (err, status) => {
+      if (err || status !== 200) {
+        errors++;
+        if (!firstError) firstError = err || new Error(`status ${status}`);
+      }
+      completed++;
+      if (++answered < size) return;
+      if (completed < total) sendBatch();
+      else {
+        clearInterval(watchdog);
+        resolve({ completed, errors, firstError });
+      }
+    };
+    function sendBatch() {
+      written = 0;
+      answered = 0;
+      for (let i = 0; i < size; i++) send(onWritten, onDone);
+    }
+    if (total === 0) {
+      clearInterval(watchdog);
+      resolve({ completed: 0, errors: 0, firstError: null });
+      return;
+    }
+    sendBatch();
+  });
+}
+
 // ---------------------------------------------------------------------------
-// The parent: a backend, then two valgrind runs per agent.
+// The parent: a backend per run, then two valgrind runs per agent.
 
 /** Why valgrind cannot be used, or null when it can. */
 function valgrindMissing() {
@@ -118,13 +245,33 @@ function valgrindMissing() {
   return null;
 }
 
-function selectedProtocols() {
-  const raw = process.env.BENCH_PROTOCOLS;
-  if (!raw) return PROTOCOLS;
+function selectedList(name, known) {
+  const raw = process.env[name];
+  if (!raw) return known;
   const wanted = raw.split(',').map((s) => s.trim()).filter(Boolean);
-  const unknown = wanted.filter((p) => !PROTOCOLS.includes(p));
-  if (unknown.length) throw new Error(`BENCH_PROTOCOLS: unknown protocol(s) ${unknown.join(', ')}; known: ${PROTOCOLS.join(', ')}`);
-  return PROTOCOLS.filter((p) => wanted.includes(p));
+  const unknown = wanted.filter((value) => !known.map(String).includes(value));
+  if (unknown.length) throw new Error(`${name}: unknown value(s) ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  return known.filter((value) => wanted.includes(String(value)));
+}
+
+/** W, A and B for `inFlight` requests in flight, each a multiple of it. */
+function countsFor(inFlight) {
+  const knobs = inFlight === 1 ? COUNTS.single : COUNTS.batch;
+  const counts = {};
+  for (const [key, [name, fallback]] of Object.entries(knobs)) {
+    const value = envNumber(name, fallback);
+    if (!Number.isInteger(value / inFlight)) throw new Error(`${name} (${value}) must be a multiple of ${inFlight}, the requests in flight`);
+    counts[key] = value;
+  }
+  if (!(counts.b > counts.a)) throw new Error(`${knobs.b[0]} (${counts.b}) must be greater than ${knobs.a[0]} (${counts.a})`);
+  return counts;
+}
+
+/** The request counts for `candidate`: fewer for agents without keep-alive, still whole batches. */
+function scaledFor(candidate, { warmup, a, b }, inFlight) {
+  if (candidate.keepAlive !== false) return { warmup, a, b };
+  const scale = (n) => Math.max(inFlight, Math.round((n * NO_KEEPALIVE_SCALE) / inFlight) * inFlight);
+  return { warmup: scale(warmup), a: scale(a), b: Math.max(scale(b), scale(a) + inFlight) };
 }
 
 /**
@@ -161,7 +308,7 @@ function countInstructions(clientOptions) {
     child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      const what = `${clientOptions.agent} (${clientOptions.protocol}, ${clientOptions.requests} requests)`;
+      const what = `${clientOptions.agent} (${clientOptions.protocol}, ${clientOptions.concurrency} in flight, ${clientOptions.requests} requests)`;
       const tail = () => stderr.trim().split('\n').slice(-15).join('\n');
       if (code !== 0) {
         reject(new Error(`valgrind run for ${what} failed (${signal || `exit code ${code}`}):\n${tail()}`));
@@ -184,11 +331,23 @@ function countInstructions(clientOptions) {
   });
 }
 
-/** The request counts for `candidate`: fewer for agents without keep-alive. */
-function countsFor(candidate, { warmup, a, b }) {
-  if (candidate.keepAlive !== false) return { warmup, a, b };
-  const scale = (n) => Math.max(1, Math.round(n * NO_KEEPALIVE_SCALE));
-  return { warmup: scale(warmup), a: scale(a), b: Math.max(scale(b), scale(a) + 1) };
+/** A FIFO for the backend's "batch answered" byte; mkfifo(1), as Node has no mkfifo. */
+function makeFifo(file) {
+  const made = spawnSync('mkfifo', [file], { encoding: 'utf8' });
+  if (made.error || made.status !== 0) {
+    throw new Error(`mkfifo ${file} failed: ${made.error ? made.error.message : made.stderr.trim()}`);
+  }
+}
+
+/**
+ * The backend of one client run: its own process, so that the two runs of a
+ * pair, in parallel, each have their batches answered on their own.
+ */
+async function startBackend(protocol, inFlight, dir, name) {
+  if (inFlight === 1) return { backend: await startServer('backend', { protocol }), signal: undefined };
+  const signal = path.join(dir, `${name}.fifo`);
+  makeFifo(signal);
+  return { backend: await startServer('backend', { protocol, batch: inFlight, signal }), signal };
 }
 
 /**
@@ -196,48 +355,57 @@ function countsFor(candidate, { warmup, a, b }) {
  * threads and counts instructions, not time, so sharing the cores changes
  * nothing but the wall clock.
  */
-async function measure(candidate, { protocol, port, ...counts }) {
-  const { warmup, a, b } = countsFor(candidate, counts);
-  const base = { agent: candidate.id, protocol, port, warmup, concurrency: CONCURRENCY };
-  // A failed run fails the scenario; runMain then stops the other run.
-  const [runA, runB] = await Promise.all([
-    countInstructions({ ...base, requests: a }),
-    countInstructions({ ...base, requests: b }),
-  ]);
-  const errors = runA.result.errors + runB.result.errors;
-  if (errors) {
-    const firstError = runA.result.firstError || runB.result.firstError;
-    throw new Error(`${candidate.id} (${protocol}): ${errors} failed requests under valgrind (${firstError})`);
+async function measure(candidate, { protocol, inFlight, counts }) {
+  const { warmup, a, b } = scaledFor(candidate, counts, inFlight);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'instructions-'));
+  const backends = [];
+  try {
+    for (const name of ['a', 'b']) backends.push(await startBackend(protocol, inFlight, dir, name));
+    const base = { agent: candidate.id, protocol, warmup, concurrency: inFlight };
+    const run = ({ backend, signal }, requests) => countInstructions({ ...base, port: backend.port, signal, requests });
+    // A failed run fails the scenario; runMain then stops the other run.
+    const [runA, runB] = await Promise.all([run(backends[0], a), run(backends[1], b)]);
+    const errors = runA.result.errors + runB.result.errors;
+    if (errors) {
+      const firstError = runA.result.firstError || runB.result.firstError;
+      throw new Error(`${candidate.id} (${protocol}, ${inFlight} in flight): ${errors} failed requests under valgrind (${firstError})`);
+    }
+    return {
+      instructionsA: runA.instructions,
+      instructionsB: runB.instructions,
+      a,
+      b,
+      warmup,
+      perRequest: (runB.instructions - runA.instructions) / (b - a),
+      seconds: Math.max(runA.seconds, runB.seconds),
+    };
+  } finally {
+    await Promise.all(backends.map(({ backend }) => backend.stop()));
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  return {
-    instructionsA: runA.instructions,
-    instructionsB: runB.instructions,
-    a,
-    b,
-    perRequest: (runB.instructions - runA.instructions) / (b - a),
-    seconds: Math.max(runA.seconds, runB.seconds),
-  };
 }
 
 const thousands = (value) => `${fixed(value / 1000, 1)}k`;
 
-async function measureProtocol(protocol, list, params) {
-  const backend = await startServer('backend', { protocol });
-  console.log(`${protocol}: backend ${protocol}://127.0.0.1:${backend.port} (pid ${backend.child.pid})`);
+/** Batches need each request's 'finish': agents driven through http.request, not undici's Pool. */
+const runsAt = (candidate, inFlight) => inFlight === 1 || candidate.kind === 'agent';
+
+async function measureMode(protocol, inFlight, list) {
+  const counts = countsFor(inFlight);
   const results = new Map();
-  try {
-    for (const candidate of list) {
-      console.log(`${candidate.id}: measuring (${protocol})…`);
-      const result = await measure(candidate, { protocol, port: backend.port, ...params });
-      results.set(candidate.id, result);
-      console.log(`${candidate.id}: ${count(Math.round(result.perRequest))} instructions/req (${protocol}; `
-        + `${count(result.instructionsA)} at N=${result.a}, ${count(result.instructionsB)} at N=${result.b}, ${Math.round(result.seconds)} s)`);
-    }
-  } finally {
-    await backend.stop();
+  const measured = list.filter((candidate) => runsAt(candidate, inFlight));
+  for (const candidate of measured) {
+    console.log(`${candidate.id}: measuring (${protocol}, ${inFlight} in flight)…`);
+    const result = await measure(candidate, { protocol, inFlight, counts });
+    results.set(candidate.id, result);
+    // compare-instructions.sh reads these lines.
+    console.log(`${candidate.id}: ${count(Math.round(result.perRequest))} instructions/req (${protocol}, ${inFlight} in flight; `
+      + `${count(result.instructionsA)} at N=${result.a}, ${count(result.instructionsB)} at N=${result.b}, ${Math.round(result.seconds)} s)`);
   }
+  const skipped = list.filter((candidate) => !runsAt(candidate, inFlight));
+  if (skipped.length) console.log(`${skipped.map((c) => c.id).join(', ')}: not run at ${inFlight} in flight (batches need each request's 'finish' event)`);
   const baseline = results.get(BASELINE);
-  const rows = list.map((candidate) => {
+  const rows = measured.map((candidate) => {
     const { perRequest } = results.get(candidate.id);
     return [
       candidate.label(protocol),
@@ -246,12 +414,12 @@ async function measureProtocol(protocol, list, params) {
     ];
   });
   const table = {
-    title: `Client instructions per request (${protocol})`,
+    title: `Client instructions per request (${protocol}, ${inFlight} in flight)`,
     columns: ['agent', 'instructions/req', 'ratio vs Node keep-alive'],
     rows,
   };
   printTable(table);
-  return { table, raw: Object.fromEntries(results) };
+  return { table, counts, raw: Object.fromEntries(results) };
 }
 
 async function main() {
@@ -260,42 +428,57 @@ async function main() {
     console.log(`instructions: skipped, ${missing}; this scenario counts instructions with valgrind --tool=callgrind. Nothing recorded.`);
     return;
   }
-  const a = envNumber('BENCH_IC_A', 1000);
-  const b = envNumber('BENCH_IC_B', 16000);
-  const warmup = envNumber('BENCH_IC_WARMUP', 8000);
-  if (!(b > a)) throw new Error(`BENCH_IC_B (${b}) must be greater than BENCH_IC_A (${a})`);
-  const protocols = selectedProtocols();
+  const protocols = selectedList('BENCH_PROTOCOLS', PROTOCOLS);
+  const modes = selectedList('BENCH_IC_INFLIGHT', IN_FLIGHT);
+  const modeCounts = new Map(modes.map((inFlight) => [inFlight, countsFor(inFlight)]));
   const list = candidates({ extra: [WATCHED] });
   if (list.length === 0) throw new Error('BENCH_AGENTS selected no agent');
-  console.log(`Instructions per request: ${warmup} warm-up requests, then ${a} or ${b} more, `
-    + `${CONCURRENCY} in flight (maxSockets ${MAX_SOCKETS}), one valgrind run each; agents: ${list.map((c) => c.id).join(', ')}`);
+  for (const [inFlight, { warmup, a, b }] of modeCounts) {
+    console.log(`Instructions per request, ${inFlight} in flight: ${warmup} warm-up requests, then ${a} or ${b} more `
+      + `(maxSockets ${Math.max(MAX_SOCKETS, inFlight)}), one valgrind run each`);
+  }
+  console.log(`Agents: ${list.map((c) => c.id).join(', ')}; protocols: ${protocols.join(', ')}`);
 
   const tables = [];
   const raw = {};
   for (const protocol of protocols) {
-    const measured = await measureProtocol(protocol, list, { warmup, a, b });
-    tables.push(measured.table);
-    raw[protocol] = measured.raw;
+    raw[protocol] = {};
+    for (const inFlight of modes) {
+      const measured = await measureMode(protocol, inFlight, list);
+      tables.push(measured.table);
+      raw[protocol][`${inFlight} in flight`] = measured.raw;
+    }
   }
 
+  const described = [...modeCounts].map(([inFlight, { warmup, a, b }]) => `${inFlight} in flight: W=${warmup}, A=${a}, B=${b}`);
   saveScenario({
     id: 'instructions',
     title: 'Client instructions per request',
-    summary: `One client process per agent sends ${warmup} warm-up GET requests and then N more, ${CONCURRENCY} in flight, `
-      + 'to a backend in another process, under valgrind --tool=callgrind; instructions per request = '
-      + `(total at N=${b} − total at N=${a}) / ${b - a}, which subtracts startup and warm-up.`,
-    params: { a, b, warmup, concurrency: CONCURRENCY, maxSockets: MAX_SOCKETS, protocols: protocols.join('+') },
+    summary: `One client process per agent sends W warm-up GET requests and then N more to a backend in another process, under valgrind --tool=callgrind; `
+      + `instructions per request = (total at N=B − total at N=A) / (B − A), which subtracts startup and warm-up (${described.join('; ')}).`,
+    params: {
+      inFlight: modes.join('+'),
+      ...Object.fromEntries([...modeCounts].flatMap(([inFlight, counts]) => Object.entries(counts).map(([key, value]) => [`${key}@${inFlight}`, value]))),
+      maxSockets: MAX_SOCKETS,
+      protocols: protocols.join('+'),
+    },
     tables,
     notes: [
       'Counts are user-space instructions of the client process, all threads included (valgrind runs them one at a time); work in the kernel (syscalls, TCP, loopback) is not counted, and neither is the backend.',
-      `One request in flight, the client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock), and TurboFan's compile work is not counted: the per-request figure, a difference of two totals, repeats within about 0.5% (standard deviation 0.25%) even on a loaded machine, where the CPU-time ratios of client-cost.js swing by tens of percent on a shared machine.`,
-      `Agents without keep-alive run a tenth of the requests (warm-up ${Math.round(warmup * NO_KEEPALIVE_SCALE)}, N=${Math.round(a * NO_KEEPALIVE_SCALE)} and ${Math.round(b * NO_KEEPALIVE_SCALE)}): each request opens a connection (and over TLS does a handshake), which under valgrind takes long; the per-request figures are comparable.`,
+      `The client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock), and TurboFan's compile work is not counted. One in flight: each request is sent when the previous one is done; the per-request figure, a difference of two totals, repeats within about 0.5% (standard deviation 0.25%) even on a loaded machine, where the CPU-time ratios of client-cost.js swing by tens of percent.`,
+      `50 in flight: fixed batches. The client sends 50 requests; once all are written it waits, outside its event loop, until the backend (which holds its answers until the whole batch has arrived) says it has answered all 50; the next poll then reads all 50 responses, and the last one read sends the next batch. Every batch is the same steps whatever the speed of either process. ${SPREAD_50} undici's Pool is not run in this mode (the batches need each request's 'finish').`,
+      `Agents without keep-alive run a tenth of the requests (whole batches): each request opens a connection (and over TLS does a handshake), which under valgrind takes long; the per-request figures are comparable.`,
       'Instructions are not time: a cache miss or a syscall costs more than an add. The figure ranks the work each agent does in JavaScript and native user space per request.',
       `Reproduce: \`${commandLine(['node', 'benchmark/instructions.js'])}\` (needs valgrind, and minutes: a client under valgrind runs some 50 times slower than without).`,
     ],
     raw,
   });
 }
+
+// What five runs of one commit gave at 50 in flight (see the top; also in
+// benchmark/README.md).
+const SPREAD_50 = 'Five runs of one commit (steady-agent over http, machine load 1 to 8) gave 137,234 to 137,669 instructions per request: '
+  + '0.32% from lowest to highest, standard deviation 0.14%; twice the warm-up (8,000) gave 137,712.';
 
 if (process.argv[2] === '--client') {
   runClient(JSON.parse(process.argv[3])).catch((err) => {

@@ -5,7 +5,16 @@
 // many of them resumed a session) so a benchmark can tell how many sockets an
 // agent opened.
 //
-// Options: { protocol: 'http' | 'https', delay: ms, keepAliveTimeout: ms }
+// Options: { protocol: 'http' | 'https', delay: ms, keepAliveTimeout: ms,
+// batch: n, signal: path }
+//
+// With `batch` and `signal` (instructions.js at more than one request in
+// flight) the server answers in batches: it holds the responses until `batch`
+// requests have arrived, answers them all, and once every answer has been
+// handed to the kernel writes one byte to the FIFO at `signal`. The client
+// waits for that byte before its event loop polls again, so each batch's
+// responses reach it in one poll, however fast or slow either process runs.
+const fs = require('node:fs');
 const http = require('node:http');
 const https = require('node:https');
 const { readOptions, answerCalls, reportListening } = require('./child');
@@ -24,15 +33,50 @@ function respond(res) {
   res.end(BODY);
 }
 
+const batched = createBatches(options);
+
 // The body (if any) is read to the end before answering, as a real handler
 // would: the Nagle scenario depends on it.
 function onRequest(req, res) {
   stats.requests++;
   req.on('end', () => {
-    if (delay > 0) setTimeout(respond, delay, res);
+    if (batched !== null) batched(res);
+    else if (delay > 0) setTimeout(respond, delay, res);
     else respond(res);
   });
   req.resume();
+}
+
+/** The batching answer (see the top of this file), or null without `batch`. */
+function createBatches({ batch, signal }) {
+  if (!(batch > 0) || typeof signal !== 'string') return null;
+  // Read-write: opening a FIFO for writing alone would wait for the reader.
+  const fd = fs.openSync(signal, fs.constants.O_RDWR);
+  // A batch that does not fill (a request lost on the way) is answered with
+  // 503 after this long, so the client fails its run instead of waiting.
+  const STALL_MS = 120000;
+  let pending = [];
+  let stall = null;
+  const flush = (status) => {
+    clearTimeout(stall);
+    stall = null;
+    const answering = pending;
+    pending = [];
+    let finished = 0;
+    const onFinish = () => {
+      if (++finished === answering.length) fs.writeSync(fd, 'x');
+    };
+    for (const res of answering) {
+      res.once('finish', onFinish);
+      if (status === 200) respond(res);
+      else res.writeHead(status, { 'content-length': 0 }).end();
+    }
+  };
+  return (res) => {
+    pending.push(res);
+    if (pending.length === batch) flush(200);
+    else if (stall === null) stall = setTimeout(flush, STALL_MS, 503);
+  };
 }
 
 let server;
