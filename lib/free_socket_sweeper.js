@@ -7,6 +7,22 @@
 // timeout. A free socket instead records its deadline, and this timer fires
 // at the earliest deadline in the pool.
 //
+// The deadlines wait in a binary min-heap, so that finding the sockets due
+// costs O(log n) per socket due, whatever the size of the pool: scanning
+// every free socket of every pool each time the timer fired cost, with
+// thousands of origins and deadlines spread over seconds, over a million
+// socket visits to close a few thousand sockets.
+//
+// A socket enters the heap when it is freed and is not in it already. A
+// socket freed again while still in the heap (it was reused, and freed
+// again) keeps its place: its key is its first deadline, no later than the
+// new one. When the timer pops it, the agent looks at the socket as it is
+// then: free and due, it expires; free and not yet due, it goes back in with
+// its current deadline; busy or closing, it simply leaves (and enters again
+// when it is next freed). So a reuse costs a comparison, not a heap update:
+// only a deadline earlier than the key (a server that announced a shorter
+// Keep-Alive timeout since) moves the socket up.
+//
 // Deadlines are on the monotonic clock (clock.js). A deadline further away
 // than a timer can wait (2^31-1 ms, about 24.8 days: a long freeSocketTimeout
 // or socketActiveTTL, a server announcing Keep-Alive: timeout=3000000) gets a
@@ -16,26 +32,144 @@
 // second.
 const clock = require('./clock');
 
+/**
+ * A binary min-heap of items keyed by a time. Each item carries its own
+ * position in `heapIndex` (-1: not in the heap), so that it can be found and
+ * taken out in O(log n) without a search. The keys live beside the items, in
+ * an array of numbers, not on the items: one number per slot, where a field
+ * holding a fractional time would cost every item a boxed number.
+ */
+class DeadlineHeap {
+  #items = [];
+  #keys = [];
+
+  get size() { return this.#items.length; }
+
+  /** The earliest key, or Infinity when empty. */
+  get nextKey() { return this.#items.length === 0 ? Infinity : this.#keys[0]; }
+
+  /**
+   * Adds `item` with `key`, or, if it is in the heap already, moves it to
+   * `key` when that is earlier than its own. Returns true when the heap
+   * changed.
+   */
+  offer(item, key) {
+    const index = item.heapIndex;
+    if (index === -1) {
+      this.#items.push(item);
+      this.#keys.push(key);
+      this.#up(this.#items.length - 1);
+      return true;
+    }
+    // An index into another heap (a socket moved by hand from another
+    // agent's pool) is not this heap's to change.
+    if (this.#items[index] !== item || this.#keys[index] <= key) return false;
+    this.#keys[index] = key;
+    this.#up(index);
+    return true;
+  }
+
+  /** Takes out and returns the item with the earliest key, if that key is at most `limit`; otherwise null. */
+  popDue(limit) {
+    if (this.#items.length === 0 || this.#keys[0] > limit) return null;
+    const item = this.#items[0];
+    this.#removeAt(0);
+    return item;
+  }
+
+  /** Takes `item` out, if it is in the heap. */
+  remove(item) {
+    const index = item.heapIndex;
+    if (index === -1 || this.#items[index] !== item) return;
+    this.#removeAt(index);
+  }
+
+  #removeAt(index) {
+    const items = this.#items;
+    const keys = this.#keys;
+    items[index].heapIndex = -1;
+    const last = items.length - 1;
+    const moved = items.pop();
+    const key = keys.pop();
+    if (index === last) return;
+    this.#place(index, moved, key);
+    // The last item, moved into the hole, may belong above it or below it.
+    if (index > 0 && key < keys[(index - 1) >> 1]) this.#up(index);
+    else this.#down(index);
+  }
+
+  #up(index) {
+    const keys = this.#keys;
+    const item = this.#items[index];
+    const key = keys[index];
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (keys[parent] <= key) break;
+      this.#place(index, this.#items[parent], keys[parent]);
+      index = parent;
+    }
+    this.#place(index, item, key);
+  }
+
+  #down(index) {
+    const keys = this.#keys;
+    const length = keys.length;
+    const item = this.#items[index];
+    const key = keys[index];
+    for (;;) {
+      let child = 2 * index + 1;
+      if (child >= length) break;
+      if (child + 1 < length && keys[child + 1] < keys[child]) child++;
+      if (key <= keys[child]) break;
+      this.#place(index, this.#items[child], keys[child]);
+      index = child;
+    }
+    this.#place(index, item, key);
+  }
+
+  #place(index, item, key) {
+    this.#items[index] = item;
+    this.#keys[index] = key;
+    item.heapIndex = index;
+  }
+}
+
 class FreeSocketSweeper {
+  #heap = new DeadlineHeap();
   #timer = null;
+  // When the timer fires; -Infinity while the sweep runs (it sets the timer
+  // itself when it is done).
   #at = Infinity;
   #sweep;
 
   /**
-   * @param {(now: number) => number} sweep closes the free sockets whose
-   *   deadline has come and returns the earliest deadline left (or Infinity)
+   * @param {(now: number) => void} sweep takes the due sockets' states with
+   *   nextDue() and deals with each
    */
   constructor(sweep) {
     this.#sweep = sweep;
   }
 
-  /** Makes sure the timer fires no later than `deadline` (a clock.now() time). */
-  schedule(deadline) {
-    if (deadline >= this.#at) return;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#at = deadline;
-    this.#timer = setTimeout(this.#fire, clock.timerDelay(deadline - clock.now()));
-    this.#timer.unref();
+  /** Sockets waiting in the heap (for tests and stats). */
+  get size() { return this.#heap.size; }
+
+  /**
+   * `state` (lib/socket_state.js) must be looked at no later than `deadline`
+   * (a clock.now() time). Nothing to do when it is in the heap already with
+   * an earlier key: the sweep then finds its current deadline.
+   */
+  watch(state, deadline) {
+    if (this.#heap.offer(state, deadline) && deadline < this.#at) this.#arm(this.#heap.nextKey);
+  }
+
+  /** `state` leaves the heap (its socket closed, or left the pool for good). */
+  unwatch(state) {
+    this.#heap.remove(state);
+  }
+
+  /** The next state whose key is at most `limit`, taken out of the heap, or null. */
+  nextDue(limit) {
+    return this.#heap.popDue(limit);
   }
 
   stop() {
@@ -44,12 +178,24 @@ class FreeSocketSweeper {
     this.#at = Infinity;
   }
 
+  #arm(deadline) {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#at = deadline;
+    this.#timer = setTimeout(this.#fire, clock.timerDelay(deadline - clock.now()));
+    this.#timer.unref();
+  }
+
   #fire = () => {
     this.#timer = null;
-    this.#at = Infinity;
-    const next = this.#sweep(clock.now());
-    if (next !== Infinity) this.schedule(next);
+    this.#at = -Infinity;
+    try {
+      this.#sweep(clock.now());
+    } finally {
+      this.#at = Infinity;
+      const next = this.#heap.nextKey;
+      if (next !== Infinity) this.#arm(next);
+    }
   };
 }
 
-module.exports = { FreeSocketSweeper };
+module.exports = { FreeSocketSweeper, DeadlineHeap };

@@ -6,11 +6,10 @@
 // response), and keeps the probes (the first socket of an origin to reach
 // its learned limit, kept out of the pool and watched). The rule itself is
 // pure and lives in lib/server_limits.js; this module applies it to sockets.
-// It closes nothing itself: the agent does, when the sweep says so.
+// It closes nothing itself: the agent does, when its sweep finds a probe due.
 const debug = require('debug')('steady-agent');
 const { ServerLimits } = require('./server_limits');
 const { SOCKET_NAME } = require('./constants');
-const { stateOf } = require('./socket_state');
 
 class IdleLearning {
   #enabled;
@@ -97,28 +96,19 @@ class IdleLearning {
   }
 
   /**
-   * Judges the probes at `now`: one still open at its deadline outlived the
+   * The probe reached its deadline still open at `now`: it outlived the
    * learned limit as long as it may wait, so the limit was wrong and is
-   * forgotten, and `expire(socket)` closes it. Returns the earliest deadline
-   * of the probes left.
+   * forgotten. Returns true when `socket` was its origin's probe (the agent
+   * then closes it).
    */
-  sweep(now, expire) {
-    let next = Infinity;
-    for (const [pool, probe] of this.#probes) {
-      const state = stateOf(probe);
-      const deadline = state.freeDeadline;
-      // Timers run on a millisecond clock: a deadline within 1 ms is due.
-      if (deadline > now + 1) {
-        if (deadline < next) next = deadline;
-        continue;
-      }
-      this.#probes.delete(pool);
-      if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', probe[SOCKET_NAME], now - state.freedAt);
-      this.#limits.forget(pool);
-      this.#events.serverIdleLimitChanged(pool, undefined, 'probe');
-      expire(probe);
-    }
-    return next;
+  outlived(socket, state, now) {
+    const pool = state.pool;
+    if (this.#probes.get(pool) !== socket) return false;
+    this.#probes.delete(pool);
+    if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', socket[SOCKET_NAME], now - state.freedAt);
+    this.#limits.forget(pool);
+    this.#events.serverIdleLimitChanged(pool, undefined, 'probe');
+    return true;
   }
 
   /** Every probe, taken: the agent closes them (close() and destroy()). */

@@ -16,7 +16,7 @@ const { statusSnapshot, takeStatusChanged } = require('./status');
 const { freeTimeout } = require('./server_limits');
 const { IdleLearning } = require('./idle_learning');
 const { whyNotReusable, whyRetired } = require('./reuse_check');
-const { SocketState, stateOf, attachState } = require('./socket_state');
+const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
 const clock = require('./clock');
 const { MAX_TIMER } = clock;
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
@@ -37,6 +37,10 @@ const {
   SOCKET_REQUEST_COUNT,
   SOCKET_REQUEST_FINISHED_COUNT,
 } = require('./constants');
+
+// What core's 'timeout' listener searches while an expired socket's
+// 'timeout' is emitted (see #emitTimeout).
+const NO_POOLS = Object.freeze({ __proto__: null });
 
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
 const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
@@ -68,6 +72,9 @@ function keepAlive(Base, { name, getName: naming }) {
     // Set while core's createSocket runs, until its createConnection call
     // (see createSocket).
     #creating = null;
+    // agent.freeSockets while an expired socket's 'timeout' is emitted (see
+    // #emitTimeout), or null.
+    #hiddenPools = null;
 
     // agentkeepalive's counters: plain numbers a monitoring loop may reset.
     createSocketCount = 0;
@@ -250,7 +257,7 @@ function keepAlive(Base, { name, getName: naming }) {
     [INIT_SOCKET](socket, options) {
       if (socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
-      const state = attachState(socket, new SocketState(this, pool, options, this.#events.origin(pool, options), clock.now()));
+      const state = attachState(socket, new SocketState(socket, this, pool, options, this.#events.origin(pool, options), clock.now()));
       socket[SOCKET_NAME] = `sock[${this[CREATE_ID]()}#${pool}]`;
       socket[SOCKET_CREATED_TIME] = Date.now();
       socket[SOCKET_REQUEST_COUNT] = 1;
@@ -272,7 +279,8 @@ function keepAlive(Base, { name, getName: naming }) {
       socket.on('timeout', KeepAliveAgent.#onTimeout);
       socket.on('error', KeepAliveAgent.#onError);
       socket.on('close', KeepAliveAgent.#onClose);
-      socket.once('agentRemove', KeepAliveAgent.#onAgentRemove);
+      // on, not once: a once wrapper would stay on every idle socket.
+      socket.on('agentRemove', KeepAliveAgent.#onAgentRemove);
     }
 
     // Listeners shared by all sockets; `this` is the socket.
@@ -286,6 +294,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // also emits 'agentRemove' when it destroys a free socket after an error:
     // that one is closing in the agent's hands, not leaving them.
     static #onAgentRemove() {
+      this.removeListener('agentRemove', KeepAliveAgent.#onAgentRemove); // once
       const state = stateOf(this);
       if (state.idle) return;
       state.upgrade(CLOSE_REASONS.UPGRADE); // observability
@@ -381,40 +390,54 @@ function keepAlive(Base, { name, getName: naming }) {
       const armed = socket.timeout;
       if (armed > 0 && armed < timeout) socket.setTimeout(0);
       state.free(now, now + timeout, socket.bytesRead);
-      if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
+      if (timeout !== Infinity) this.#sweeper.watch(state, now + timeout);
       this.#events.socketFree(socket, state, timeout);
       if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
       return true;
     }
 
-    /** Closes the free sockets whose deadline has come; returns the next deadline. */
+    /**
+     * Closes the free sockets whose deadline has come (the sweeper's timer
+     * fired). The heap hands over the states whose key is due; each is
+     * looked at as it is now (see lib/free_socket_sweeper.js).
+     */
     #sweepFree(now) {
-      let next = Infinity;
-      const expired = [];
-      for (const pool in this.freeSockets) {
-        for (const socket of this.freeSockets[pool]) {
-          const state = stateOf(socket);
-          if (state === undefined) continue; // put in the pool by hand: no deadline
-          const deadline = state.freeDeadline;
-          // Timers run on a millisecond clock: a deadline within 1 ms is due.
-          if (deadline <= now + 1) expired.push(socket);
-          else if (deadline < next) next = deadline;
+      // Timers run on a millisecond clock: a deadline within 1 ms is due.
+      const due = now + 1;
+      const sweeper = this.#sweeper;
+      let probes = null;
+      let state;
+      while ((state = sweeper.nextDue(due)) !== null) {
+        if (state.phase === PHASES.PROBE) {
+          // Judged once every free socket due has been dealt with, as a
+          // probe outliving its bound forgets the limit those sockets'
+          // deadlines came from.
+          (probes ??= []).push(state);
+          continue;
         }
-      }
-      for (const socket of expired) {
-        const state = stateOf(socket);
+        // Busy, closing or upgraded: back in the heap when next freed.
+        if (state.phase !== PHASES.FREE) continue;
+        const deadline = state.freeDeadline;
+        if (deadline > due) {
+          // Freed again since it entered the heap: its deadline moved on.
+          if (deadline !== Infinity) sweeper.watch(state, deadline);
+          continue;
+        }
+        const socket = state.socket;
         // The learned limit decided this deadline: the first socket of the
         // origin to reach it leaves the pool but stays open, a probe.
         if (this.#learning.wantsProbe(state)) {
           this.#removeFromPool(socket, state);
-          const deadline = this.#learning.startProbe(socket, state);
-          if (deadline < next) next = deadline;
+          sweeper.watch(state, this.#learning.startProbe(socket, state));
           continue;
         }
         this.#expireFree(socket, state);
       }
-      const probes = this.#learning.sweep(now, (probe) => this.#expireFree(probe, stateOf(probe)));
-      return probes < next ? probes : next;
+      if (probes === null) return;
+      for (const probe of probes) {
+        if (probe.freeDeadline > due) sweeper.watch(probe, probe.freeDeadline);
+        else if (this.#learning.outlived(probe.socket, probe, now)) this.#expireFree(probe.socket, probe);
+      }
     }
 
     /** How long the socket may stay idle (lib/server_limits.js decides, into its state). */
@@ -477,11 +500,37 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#events.socketTimedOut(state);
       this.#removeFromPool(socket, state);
       this.#close(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
-      socket.emit('timeout');
+      this.#emitTimeout(socket);
+    }
+
+    // Core's own 'timeout' listener, the first on every socket its
+    // createSocket made, destroys the socket if it finds it in
+    // agent.freeSockets, searching pool after pool (Object.keys, then
+    // includes on each). An expired socket has left its pool already, so
+    // the search visits every pool in vain, once per expired socket: with
+    // thousands of origins, most of what expiring them cost. Core's listener
+    // gets an empty map to search instead; our own listener, next in line,
+    // puts the agent's back (#restorePools), so the caller's listeners see
+    // agent.freeSockets as it is.
+    #emitTimeout(socket) {
+      this.#hiddenPools = this.freeSockets;
+      this.freeSockets = NO_POOLS;
+      try {
+        socket.emit('timeout');
+      } finally {
+        this.#restorePools();
+      }
+    }
+
+    #restorePools() {
+      if (this.#hiddenPools === null) return;
+      this.freeSockets = this.#hiddenPools;
+      this.#hiddenPools = null;
     }
 
     // The socket's own 'timeout' (socket.setTimeout: the active timeout).
     #timeoutEvent(socket) {
+      this.#restorePools();
       const state = stateOf(socket);
       // The 'timeout' #expireFree emits on a socket it has closed.
       if (state.closedBy === 'agent' || state.learnedFrom) return;
@@ -558,6 +607,7 @@ function keepAlive(Base, { name, getName: naming }) {
         state.closedByServer();
       }
       this.#learning.closed(socket, state);
+      this.#sweeper.unwatch(state);
       this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
       if (state.phase !== 'upgraded') this.#shutdown.left();
@@ -572,6 +622,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // Core takes a socket out of its free pool only on 'close', which comes a
     // tick or more after destroy(); until then addRequest could hand it out.
     #removeFromPool(socket, state) {
+      this.#sweeper.unwatch(state);
       const pool = state.pool;
       const free = this.freeSockets[pool];
       if (free === undefined) return;

@@ -33,6 +33,7 @@ const PHASES = Object.freeze({
 
 class SocketState {
   /**
+   * @param {object} socket the socket (the sweeper finds states, not sockets)
    * @param {object} agent the agent that owns the socket
    * @param {string} pool the pool (origin) name
    * @param {object} createOptions the options core created the socket with:
@@ -40,7 +41,8 @@ class SocketState {
    * @param {object} entry the origin's counters (lib/stats.js)
    * @param {number} now clock.now()
    */
-  constructor(agent, pool, createOptions, entry, now) {
+  constructor(socket, agent, pool, createOptions, entry, now) {
+    this.socket = socket;
     this.agent = agent;
     this.pool = pool;
     this.createOptions = createOptions;
@@ -89,6 +91,9 @@ class SocketState {
     // then; -1 if not; 0 when handed on without entering the pool
     // (lib/events.js).
     this.watchedFreedAt = 0;
+    // Its place in the agent's heap of deadlines (lib/free_socket_sweeper.js),
+    // -1 when out of it.
+    this.heapIndex = -1;
   }
 
   /** Idle: in the pool or a probe, or was when the agent decided to close it. */

@@ -20,7 +20,10 @@ class OriginStats {
   reusedRequests = 0;
   errors = 0;
   timeouts = 0;
-  closeReasons = new Map();
+  // reason -> count, made at the first close: an origin with many sockets
+  // open and none closed yet (thousands of them, one per idle socket, for a
+  // client of many origins) holds none.
+  closeReasons = null;
   announced = null; // ms, the server's last Keep-Alive: timeout
   learned = null; // ms, the idle limit the agent learned
   queueCount = 0;
@@ -47,6 +50,7 @@ class OriginStats {
   closed(reason) {
     this.open--;
     this.socketsClosed++;
+    if (this.closeReasons === null) this.closeReasons = new Map();
     this.closeReasons.set(reason, (this.closeReasons.get(reason) ?? 0) + 1);
   }
 
@@ -70,7 +74,7 @@ class OriginStats {
       reusedRequests: this.reusedRequests,
       errors: this.errors,
       timeouts: this.timeouts,
-      closeReasons: Object.fromEntries(this.closeReasons),
+      closeReasons: this.closeReasons === null ? {} : Object.fromEntries(this.closeReasons),
       serverIdleTimeout: { announced: this.announced, learned: this.learned },
       queueWaitMs: { count: this.queueCount, sum: this.queueSum, max: this.queueMax },
     };

@@ -64,6 +64,33 @@ for (const protocol of PROTOCOLS) {
       assert.equal(agent.errorSocketCount, 0);
     });
 
+    it('a \'timeout\' listener of an expired socket sees agent.freeSockets as it is, with the sockets still free', async () => {
+      agent = createAgent(protocol, { freeSocketTimeout: 60000 });
+      // Two sockets in the pool at once; the first expires early (its own freeSocketTimeout, as urllib sets it).
+      const [first, second] = await Promise.all([request(server.url(), { agent }), request(server.url(), { agent })]);
+      assert.notEqual(first.socket, second.socket);
+      const pools = agent.freeSockets;
+      const [free] = Object.values(pools);
+      assert.equal(free.length, 2);
+      // lifo: the last one freed is reused by the next request, and freed again with its own timeout.
+      const [other, socket] = free;
+      socket.freeSocketTimeout = 80;
+      const third = await request(server.url(), { agent });
+      assert.equal(third.socket, socket);
+      const seen = [];
+      socket.on('timeout', () => {
+        seen.push({
+          samePools: agent.freeSockets === pools,
+          stillFree: Object.values(agent.freeSockets).some((list) => list.includes(other)),
+          inPool: Object.values(agent.freeSockets).some((list) => list.includes(socket)),
+        });
+      });
+      await waitFor(() => socket.destroyed);
+      assert.deepEqual(seen, [{ samePools: true, stillFree: true, inPool: false }]);
+      assert.equal(agent.freeSockets, pools);
+      assert.equal(other.destroyed, false);
+    });
+
     it('a free socket on a timer a subclass armed times out once, counted once', async () => {
       const Base = protocol === 'https:' ? Agent.HttpsAgent : Agent.HttpAgent;
       class Custom extends Base {

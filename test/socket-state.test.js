@@ -14,7 +14,7 @@ const entry = { origin: 'a:1:' };
 
 function fresh(now = 100) {
   const socket = { [SOCKET_REQUEST_COUNT]: 1, [SOCKET_REQUEST_FINISHED_COUNT]: 0 };
-  const state = attachState(socket, new SocketState(agent, 'a:1:', { _agentKey: 'a:1:' }, entry, now));
+  const state = attachState(socket, new SocketState(socket, agent, 'a:1:', { _agentKey: 'a:1:' }, entry, now));
   return { socket, state };
 }
 
@@ -62,7 +62,7 @@ describe('SocketState', () => {
   it('adds one property to the socket, once', () => {
     const socket = { [SOCKET_REQUEST_COUNT]: 1, [SOCKET_REQUEST_FINISHED_COUNT]: 0 };
     const before = Reflect.ownKeys(socket).length;
-    const state = attachState(socket, new SocketState(agent, 'a:1:', {}, entry, 1));
+    const state = attachState(socket, new SocketState(socket, agent, 'a:1:', {}, entry, 1));
     state.free(2, 3, 0);
     state.activate(socket);
     state.close('destroy');

@@ -1,0 +1,262 @@
+'use strict';
+
+// lib/free_socket_sweeper.js without sockets: the heap of deadlines the
+// agent's one sweep timer works from, and the timer itself. The agent's use
+// of it (free sockets closed at their deadline, probes, overlong timers) is
+// tested with real sockets in free-timeout.test.js, server-idle-learning.test.js
+// and timer-limits.test.js.
+const assert = require('node:assert/strict');
+const { DeadlineHeap, FreeSocketSweeper } = require('../lib/free_socket_sweeper');
+const clock = require('../lib/clock');
+
+const item = (name) => ({ name, heapIndex: -1 });
+
+// A deterministic shuffle (a linear congruential generator): the same order
+// in every run.
+function shuffled(list, seed = 12345) {
+  const out = list.slice();
+  let x = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    const j = x % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+function drain(heap) {
+  const out = [];
+  let next;
+  while ((next = heap.popDue(Infinity)) !== null) out.push(next);
+  return out;
+}
+
+describe('DeadlineHeap', () => {
+  it('gives the items back earliest key first, whatever the order they came in', () => {
+    const heap = new DeadlineHeap();
+    const items = Array.from({ length: 200 }, (_, i) => ({ ...item(i), key: 1000 + i * 7.25 }));
+    for (const it of shuffled(items)) heap.offer(it, it.key);
+    assert.equal(heap.size, 200);
+    assert.equal(heap.nextKey, 1000);
+    assert.deepEqual(drain(heap).map((it) => it.name), items.map((it) => it.name));
+    assert.equal(heap.size, 0);
+    assert.equal(heap.nextKey, Infinity);
+  });
+
+  it('keeps equal keys and gives them all back', () => {
+    const heap = new DeadlineHeap();
+    const items = Array.from({ length: 20 }, (_, i) => item(i));
+    for (const it of items) heap.offer(it, 5);
+    assert.deepEqual(drain(heap).map((it) => it.name).sort((a, b) => a - b), items.map((it) => it.name));
+  });
+
+  it('records each item\'s place, and -1 once it is out', () => {
+    const heap = new DeadlineHeap();
+    const a = item('a');
+    const b = item('b');
+    heap.offer(a, 20);
+    heap.offer(b, 10);
+    assert.notEqual(a.heapIndex, -1);
+    assert.equal(b.heapIndex, 0);
+    assert.equal(heap.popDue(Infinity), b);
+    assert.equal(b.heapIndex, -1);
+    assert.equal(a.heapIndex, 0);
+    heap.remove(a);
+    assert.equal(a.heapIndex, -1);
+    assert.equal(heap.size, 0);
+  });
+
+  it('popDue takes only an item whose key is at most the limit', () => {
+    const heap = new DeadlineHeap();
+    const a = item('a');
+    heap.offer(a, 100);
+    assert.equal(heap.popDue(99.9), null);
+    assert.equal(heap.size, 1);
+    assert.equal(heap.popDue(100), a);
+    assert.equal(heap.popDue(100), null);
+  });
+
+  it('offer moves an item already in the heap only to an earlier key', () => {
+    const heap = new DeadlineHeap();
+    const a = item('a');
+    const b = item('b');
+    heap.offer(a, 50);
+    heap.offer(b, 40);
+    assert.equal(heap.offer(a, 60), false, 'a later key leaves the item where it is');
+    assert.equal(heap.offer(a, 50), false);
+    assert.equal(heap.nextKey, 40);
+    assert.equal(heap.offer(a, 30), true);
+    assert.equal(heap.nextKey, 30);
+    assert.equal(heap.size, 2);
+    assert.deepEqual(drain(heap), [a, b]);
+  });
+
+  it('remove takes any item out and keeps the order of the rest', () => {
+    const heap = new DeadlineHeap();
+    const items = Array.from({ length: 101 }, (_, i) => item(i));
+    for (const it of shuffled(items, 7)) heap.offer(it, it.name);
+    const removed = new Set(shuffled(items, 99).slice(0, 40));
+    for (const it of removed) heap.remove(it);
+    for (const it of removed) assert.equal(it.heapIndex, -1);
+    heap.remove(items[0]); // twice for items[0] when it was removed already: nothing happens
+    const left = items.filter((it) => !removed.has(it) && it !== items[0]);
+    assert.deepEqual(drain(heap), left);
+  });
+
+  it('leaves alone an item whose place is in another heap', () => {
+    const mine = new DeadlineHeap();
+    const other = new DeadlineHeap();
+    const a = item('a');
+    const b = item('b');
+    mine.offer(a, 10);
+    other.offer(b, 20);
+    // b's index (0) is a's place in `mine`.
+    assert.equal(mine.offer(b, 5), false);
+    mine.remove(b);
+    assert.equal(mine.size, 1);
+    assert.equal(mine.popDue(Infinity), a);
+    assert.equal(b.heapIndex, 0);
+    assert.equal(other.popDue(Infinity), b);
+  });
+
+  it('taking the earliest item out touches O(log n) items, whatever n', () => {
+    // Every write of an item's place is counted: the work of a pop is the
+    // items it moves.
+    for (const n of [1024, 16384]) {
+      const heap = new DeadlineHeap();
+      let writes = 0;
+      const counted = (name) => {
+        let index = -1;
+        return {
+          name,
+          get heapIndex() { return index; },
+          set heapIndex(value) { writes++; index = value; },
+        };
+      };
+      const items = Array.from({ length: n }, (_, i) => counted(i));
+      for (const it of shuffled(items, n)) heap.offer(it, it.name);
+      writes = 0;
+      assert.equal(heap.popDue(0), items[0]);
+      const bound = 2 * Math.log2(n) + 4;
+      assert.ok(writes <= bound, `${writes} writes to pop one of ${n} (bound ${bound})`);
+      writes = 0;
+      heap.remove(items[n >> 1]);
+      assert.ok(writes <= bound, `${writes} writes to remove one of ${n} (bound ${bound})`);
+    }
+  });
+});
+
+describe('FreeSocketSweeper', () => {
+  const sweepers = [];
+  afterEach(() => {
+    for (const sweeper of sweepers.splice(0)) sweeper.stop();
+  });
+
+  /**
+   * A sweeper whose sweep takes every due state; `fired(n)` resolves once n
+   * sweeps have taken something. (A timer may fire a little before its
+   * delay, by the event loop's cached time: that sweep takes nothing and
+   * sets the timer again.)
+   */
+  function sweeperTaking() {
+    const firings = [];
+    let onFire = () => {};
+    const sweeper = new FreeSocketSweeper((now) => {
+      const taken = [];
+      let state;
+      while ((state = sweeper.nextDue(now + 1)) !== null) taken.push(state);
+      if (taken.length === 0) return;
+      firings.push({ now, taken });
+      onFire();
+    });
+    sweepers.push(sweeper);
+    const fired = (count) => new Promise((resolve) => {
+      onFire = () => { if (firings.length >= count) resolve(firings); };
+      onFire();
+    });
+    return { sweeper, fired };
+  }
+
+  it('fires once for the states due together and hands over each once', async () => {
+    const { sweeper, fired } = sweeperTaking();
+    const now = clock.now();
+    const states = [item('a'), item('b'), item('c')];
+    for (const state of states) sweeper.watch(state, now + 20);
+    const firings = await fired(1);
+    assert.equal(firings.length, 1);
+    assert.deepEqual(firings[0].taken.map((s) => s.name).sort(), ['a', 'b', 'c']);
+    assert.ok(firings[0].now + 1 >= now + 20, 'not before the deadline');
+    assert.equal(sweeper.size, 0);
+  });
+
+  it('fires again for what is left after a sweep, and for a state watched earlier', async () => {
+    const { sweeper, fired } = sweeperTaking();
+    const now = clock.now();
+    const late = item('late');
+    const early = item('early');
+    sweeper.watch(late, now + 60);
+    sweeper.watch(early, now + 10);
+    const firings = await fired(2);
+    assert.deepEqual(firings.map((f) => f.taken.map((s) => s.name)), [['early'], ['late']]);
+  });
+
+  it('a state watched again with a later deadline keeps its earlier key', async () => {
+    const { sweeper, fired } = sweeperTaking();
+    const now = clock.now();
+    const state = item('s');
+    sweeper.watch(state, now + 10);
+    sweeper.watch(state, now + 100000);
+    const [firing] = await fired(1);
+    assert.deepEqual(firing.taken, [state]);
+  });
+
+  it('an unwatched state is never handed over', async () => {
+    const { sweeper, fired } = sweeperTaking();
+    const now = clock.now();
+    const gone = item('gone');
+    const kept = item('kept');
+    sweeper.watch(gone, now + 5);
+    sweeper.watch(kept, now + 15);
+    sweeper.unwatch(gone);
+    assert.equal(gone.heapIndex, -1);
+    const [firing] = await fired(1);
+    assert.deepEqual(firing.taken, [kept]);
+  });
+
+  it('a state watched again during a sweep is handed over again, at its new key', async () => {
+    const now = clock.now();
+    const state = item('again');
+    const sweeps = [];
+    let resolveSecond;
+    const second = new Promise((resolve) => { resolveSecond = resolve; });
+    const sweeper = new FreeSocketSweeper((at) => {
+      const taken = sweeper.nextDue(at + 1);
+      if (taken === null) return; // fired early (see sweeperTaking)
+      sweeps.push(at);
+      assert.equal(taken, state);
+      // As the agent does for a socket freed again since it was watched.
+      if (sweeps.length === 1) sweeper.watch(state, at + 30);
+      else resolveSecond();
+    });
+    sweepers.push(sweeper);
+    sweeper.watch(state, now + 5);
+    await second;
+    assert.equal(sweeps.length, 2);
+    assert.ok(sweeps[1] + 1 >= sweeps[0] + 30, 'not before its new key');
+    assert.equal(sweeper.size, 0);
+  });
+
+  it('stop() clears the timer; watching again sets it for the earliest key', async () => {
+    const { sweeper, fired } = sweeperTaking();
+    const now = clock.now();
+    const a = item('a');
+    const b = item('b');
+    sweeper.watch(a, now + 10);
+    sweeper.stop();
+    sweeper.watch(b, now + 40);
+    const [firing] = await fired(1);
+    assert.deepEqual(firing.taken, [a], 'the earliest key decides the timer, not the last watched');
+    const [, again] = await fired(2);
+    assert.deepEqual(again.taken, [b]);
+  });
+});
