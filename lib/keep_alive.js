@@ -20,6 +20,7 @@ const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
 const clock = require('./clock');
 const { MAX_TIMER } = clock;
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
+const { PoolNames } = require('./pool_names');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -75,6 +76,10 @@ function keepAlive(Base, { name, getName: naming }) {
     // agent.freeSockets while an expired socket's 'timeout' is emitted (see
     // #emitTimeout), or null.
     #hiddenPools = null;
+    // Core's http pool names, kept (lib/pool_names.js); https pools are
+    // named by `naming`.
+    #poolNames = naming === undefined ? new PoolNames() : null;
+    #coreName = (options) => super.getName(options);
 
     // agentkeepalive's counters: plain numbers a monitoring loop may reset.
     createSocketCount = 0;
@@ -111,9 +116,17 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#queueBounds = QueueBounds.create(config);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
       this[CURRENT_ID] = 0;
-      // Before core's own 'free' listener (added by the base constructor), so
-      // that we see the pool and the queue as core is about to change them.
-      this.prependListener('free', KeepAliveAgent.#onAgentFree);
+    }
+
+    // Core frees a socket by emitting 'free' on the agent, to its own
+    // listener (added by the base constructor), which pools the socket or
+    // hands it to a queued request. The agent sees the pool and the queue
+    // first, as core is about to change them. Here rather than as a
+    // listener: with two listeners, every emit copies the list of them, and
+    // 'free' comes once a request.
+    emit(event, socket) {
+      if (event === 'free') this.#socketFreed(socket);
+      return super.emit.apply(this, arguments);
     }
 
     // ---- naming and picking a free socket ----------------------------------
@@ -150,7 +163,15 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     getName(options = {}) {
-      let pool = naming === undefined ? super.getName(options) : naming(this, options);
+      // Core names a socket's pool again on its every 'free' and close (the
+      // 'free' handler and removeSocket), from the options its createSocket
+      // made the socket with, where it recorded the name this method gave
+      // then: the same name, twice a request, without building it again.
+      if (!this.#picking) {
+        const known = options._agentKey;
+        if (known !== undefined) return known;
+      }
+      let pool = naming === undefined ? this.#poolNames.nameOf(options, this.#coreName) : naming(this, options);
       // Proxy: pools named after the proxy (lib/proxy).
       if (this.#proxy !== null) pool = this.#proxy.poolName(pool, options);
       // Core's addRequest names the pool and then takes a free socket from it
@@ -306,8 +327,6 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     // ---- active -> free, or straight to a queued request ---------------------
-
-    static #onAgentFree(socket) { this.#socketFreed(socket); }
 
     #socketFreed(socket) {
       const state = stateOf(socket);

@@ -46,12 +46,30 @@ function keepAliveHeader(res) {
   let value;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
-    if (name.length === 10 && (name === 'Keep-Alive' || name.toLowerCase() === 'keep-alive')) {
+    if (name.length === 10 && (name === 'Keep-Alive' || isKeepAlive(name))) {
       // A header sent on several lines is one list, as res.headers joins it.
       value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
     }
   }
   return value;
+}
+
+const KEEP_ALIVE = 'keep-alive';
+
+/**
+ * `name` (10 characters) is Keep-Alive in any case: what toLowerCase()
+ * would say of a header name (Node's parser takes only ASCII ones), without
+ * making a string of Connection, the other common 10-character header, on
+ * every response.
+ */
+function isKeepAlive(name) {
+  if (name.charCodeAt(4) !== 0x2d) return false; // '-'
+  for (let i = 0; i < 10; i++) {
+    // A letter and its upper case differ in the 0x20 bit only (and no other
+    // character, at the letters' places, becomes a letter with it set).
+    if (i !== 4 && (name.charCodeAt(i) | 0x20) !== KEEP_ALIVE.charCodeAt(i)) return false;
+  }
+  return true;
 }
 
 /** The Keep-Alive hint of a response, parsed (null: none). */

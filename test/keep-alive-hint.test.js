@@ -6,12 +6,35 @@
 // less), whatever the agent's active timeout; after the M more requests the
 // server announced, the socket is not reused.
 const assert = require('node:assert/strict');
-const { parseKeepAlive } = require('../lib/keep_alive_header');
+const { parseKeepAlive, responseHint } = require('../lib/keep_alive_header');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createScriptedServer, rawResponse } = require('./support/raw');
 const { request, waitFor } = require('./support/request');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
+
+describe('responseHint: the Keep-Alive header among a response\'s raw headers', () => {
+  const hint = (...rawHeaders) => responseHint({ rawHeaders });
+
+  it('finds the header whatever the case of its name, beside Connection', () => {
+    assert.deepEqual(hint('Connection', 'keep-alive', 'Keep-Alive', 'timeout=5'), { timeout: 5, max: undefined });
+    assert.deepEqual(hint('keep-alive', 'max=4'), { timeout: undefined, max: 4 });
+    assert.deepEqual(hint('KEEP-ALIVE', 'timeout=3'), { timeout: 3, max: undefined });
+    assert.deepEqual(hint('kEEP-aLIVE', 'timeout=2'), { timeout: 2, max: undefined });
+  });
+
+  it('takes a header on several lines as one list, as res.headers joins it', () => {
+    assert.deepEqual(hint('Keep-Alive', 'timeout=5', 'keep-alive', 'max=7'), { timeout: 5, max: 7 });
+  });
+
+  it('reads nothing from other 10-character names', () => {
+    assert.equal(hint('Connection', 'timeout=5'), null);
+    assert.equal(hint('Keep_Alive', 'timeout=5'), null);
+    assert.equal(hint('Keep\rAlive', 'timeout=5'), null);
+    assert.equal(hint('Keep-Alivf', 'timeout=5'), null);
+    assert.equal(hint('Content-Type', 'text/plain'), null);
+  });
+});
 
 describe('parseKeepAlive', () => {
   it('reads timeout and max in either order', () => {
