@@ -37,8 +37,7 @@
 // whole batch has arrived and says so through a FIFO, one per client run.
 // Every batch is the same steps in the same order, at any speed; see
 // benchmark/README.md (Reading the numbers) for the spread of five runs. The
-// agent's own timeouts (free 4 s, active 8 s) never fire: a batch takes well
-// under a second under valgrind, and every socket is reused by the next one.
+// timeouts are long (LONG_MS): none fires, however slow the client runs.
 //
 //   node benchmark/instructions.js
 //   BENCH_IC_INFLIGHT=50 BENCH_PROTOCOLS=http node benchmark/instructions.js
@@ -83,6 +82,16 @@ const COUNTS = {
 // The pool may grow to the requests in flight; one request at a time reuses
 // one socket (the next request is sent once the previous socket is free).
 const MAX_SOCKETS = 50;
+// No timeout may fire, however slow the client runs: on a machine loaded by
+// some 20 processes, a client under valgrind got a fiftieth of a core, and a
+// batch of 50 outlived the agent's 8 s active timeout, a socket idle between
+// two requests the backend's 5 s keepAliveTimeout. So the backend keeps idle
+// connections (and announces it, Keep-Alive: timeout=600), and the agents
+// that arm timeouts by default (steady-agent, agentkeepalive: 4 s free, 8 s
+// active) get long ones: the same calls, with other numbers. Node's agent
+// arms none by default and gets nothing: a `timeout` would add work.
+const LONG_MS = 10 * 60 * 1000;
+const ARMS_TIMEOUTS = new Set(['steady-agent', 'steady-agent-watched', 'agentkeepalive']);
 // V8 flags of the client. --single-threaded: no background threads, so JIT
 // and GC work is done at the same point of every run. --predictable-gc-schedule:
 // heap growth and the memory reducer no longer follow the wall clock (the
@@ -127,6 +136,7 @@ const candidateById = (id) => (id === WATCHED.id ? WATCHED : findCandidate(id));
 async function runClient(options) {
   const { agent, protocol, port, warmup, requests, concurrency, sockets } = options;
   const agentOptions = { maxSockets: sockets };
+  if (ARMS_TIMEOUTS.has(agent)) Object.assign(agentOptions, { freeSocketTimeout: LONG_MS, timeout: LONG_MS });
   if (protocol === 'https') agentOptions.ca = ca;
   const client = createClient(candidateById(agent), { protocol, port, agentOptions });
   let warm;
@@ -198,7 +208,8 @@ function answersSignal(fifo) {
  * errors, firstError }; rejects when no batch completes for STALL_MS.
  */
 function runBatches(send, total, { size, sockets, waitForAnswers }) {
-  const STALL_MS = 60000;
+  // Long: a batch took over a minute on a machine loaded by some 20 processes.
+  const STALL_MS = LONG_MS;
   return new Promise((resolve, reject) => {
     let completed = 0;
     let errors = 0;
@@ -378,10 +389,11 @@ function makeFifo(file) {
  * pair, in parallel, each have their batches answered on their own.
  */
 async function startBackend(protocol, mode, dir, name) {
-  if (mode.inFlight === 1) return { backend: await startServer('backend', { protocol }), signal: undefined };
+  const keepAliveTimeout = LONG_MS;
+  if (mode.inFlight === 1) return { backend: await startServer('backend', { protocol, keepAliveTimeout }), signal: undefined };
   const signal = path.join(dir, `${name}.fifo`);
   makeFifo(signal);
-  return { backend: await startServer('backend', { protocol, batch: mode.sockets, signal }), signal };
+  return { backend: await startServer('backend', { protocol, keepAliveTimeout, batch: mode.sockets, signal }), signal };
 }
 
 /**
