@@ -15,7 +15,7 @@
 # Nothing is saved (no --save). Needs valgrind; some 2-3 minutes per
 # revision, agent, protocol and mode on an idle 2-core machine, more under
 # load (the counts barely move: at one in flight a difference under about
-# 0.7% is noise, an A/A run gave -0.32%; at 50 in flight, under 0.4%).
+# 0.7% is noise, an A/A run gave -0.32%; at 50 in flight, under about 0.3%).
 set -eu
 
 if [ $# -ne 2 ]; then

@@ -8,7 +8,7 @@
 // twice, with N = A and N = B; the difference of the two totals divided by
 // B − A is the cost of one request, with startup, module loading, most of the
 // JIT warm-up and exit subtracted. Two modes (BENCH_IC_INFLIGHT, default
-// both): one request in flight, and 50.
+// both): one request in flight, and 50 (see DEFAULT_MODES for a third).
 //
 // The count must not depend on how fast the client runs: valgrind slows it
 // some 50 times, and a busy machine by as much again. V8 runs on one thread
@@ -28,23 +28,25 @@
 // many responses one event-loop turn handled depended on timing, and with it
 // the loop's own work per request, V8's type feedback and what TurboFan
 // compiled (203 functions in one run, 214 in the next): 1.6% between two
-// runs. So the client sends fixed batches: 50 requests, then, once all 50
-// are written, it waits (blocked, outside the event loop) until the backend
-// says it has answered all 50, then reads them, all 50 in one poll, and sends
-// the next 50. The backend (servers/backend.js, `batch`) holds its answers
-// until the whole batch has arrived and says so through a FIFO, one per
-// client run. Every batch is the same steps in the same order, at any speed:
-// five runs of one commit, with the machine's load from 1 to 8, gave 137.2k
-// to 137.7k per request (0.32% apart, standard deviation 0.14%), and twice
-// the warm-up changed nothing beyond that. The agent's own timeouts (free
-// 4 s, active 8 s) never fire: a batch takes well under a second under
-// valgrind, and every socket is reused by the next batch.
+// runs. So the client sends fixed batches: 50 requests, each on a socket
+// from the pool; once all 50 are written it blocks (in the last one's
+// 'finish', before the loop polls again) until the backend says it has
+// answered all 50; its next poll then reads all 50 responses, and once the
+// last one is read (and its socket back in the pool) it sends the next 50.
+// The backend (servers/backend.js, `batch`) holds its answers until the
+// whole batch has arrived and says so through a FIFO, one per client run.
+// Every batch is the same steps in the same order, at any speed: five runs
+// of one commit, the machine's load from 7 to 12, gave 135.0k to 135.3k per
+// request (0.24% apart, standard deviation 0.10%). The
+// timeouts are long (LONG_MS): none fires, however slow the client runs.
 //
 //   node benchmark/instructions.js
 //   BENCH_IC_INFLIGHT=50 BENCH_PROTOCOLS=http node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,node-keepalive node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,steady-agent-watched node benchmark/instructions.js
 //   BENCH_IC_A=500 BENCH_IC_B=2500 node benchmark/instructions.js
+//   BENCH_IC_PROFILE_DIR=/tmp/cg BENCH_IC_INFLIGHT=50 node benchmark/instructions.js   (keeps the profiles:
+//     node benchmark/callgrind-diff.js /tmp/cg steady-agent node-keepalive http 50)
 //   benchmark/compare-instructions.sh main HEAD      (two commits, same harness)
 const { spawn, spawnSync } = require('node:child_process');
 const diagnosticsChannel = require('node:diagnostics_channel');
@@ -62,9 +64,16 @@ const { ca } = require('./lib/tls');
 const VALGRIND = 'valgrind';
 const BASELINE = 'node-keepalive';
 const PROTOCOLS = ['http', 'https'];
-// Requests in flight, one mode each (BENCH_IC_INFLIGHT). One: each request is
-// sent when the previous one is done. More: in fixed batches (see the top).
-const IN_FLIGHT = [1, 50];
+// The modes (BENCH_IC_INFLIGHT): requests in flight, and for batches the
+// sockets they share, "<in flight>/<sockets>" (sockets: as many as in flight
+// when not given). One: each request is sent when the previous one is done.
+// More: in fixed batches (see the top). "50": every request of a batch takes
+// a socket from the pool, the path of a pool without a limit (maxSockets
+// Infinity, the default, grows to the requests in flight). "50/25", not run
+// unless asked for: half of each batch waits in the agent's queue behind
+// maxSockets and gets a socket handed over on 'free' (the path of a pool at
+// its limit).
+const DEFAULT_MODES = ['1', '50'];
 // Request counts per mode. One in flight: a long warm-up (with 5000, the last
 // two TurboFan compiles fell between N = A and N = B). In batches the client
 // does the same work in fewer event-loop turns, and V8 has tiered up within
@@ -76,6 +85,16 @@ const COUNTS = {
 // The pool may grow to the requests in flight; one request at a time reuses
 // one socket (the next request is sent once the previous socket is free).
 const MAX_SOCKETS = 50;
+// No timeout may fire, however slow the client runs: on a machine loaded by
+// some 20 processes, a client under valgrind got a fiftieth of a core, and a
+// batch of 50 outlived the agent's 8 s active timeout, a socket idle between
+// two requests the backend's 5 s keepAliveTimeout. So the backend keeps idle
+// connections (and announces it, Keep-Alive: timeout=600), and the agents
+// that arm timeouts by default (steady-agent, agentkeepalive: 4 s free, 8 s
+// active) get long ones: the same calls, with other numbers. Node's agent
+// arms none by default and gets nothing: a `timeout` would add work.
+const LONG_MS = 10 * 60 * 1000;
+const ARMS_TIMEOUTS = new Set(['steady-agent', 'steady-agent-watched', 'agentkeepalive']);
 // V8 flags of the client. --single-threaded: no background threads, so JIT
 // and GC work is done at the same point of every run. --predictable-gc-schedule:
 // heap growth and the memory reducer no longer follow the wall clock (the
@@ -113,13 +132,14 @@ const candidateById = (id) => (id === WATCHED.id ? WATCHED : findCandidate(id));
 
 /**
  * Options (JSON in argv[3]): { agent, protocol, port, warmup, requests,
- * concurrency, signal }. Prints one JSON line { completed, errors, firstError }
- * covering every request, so the parent can reject a run in which requests
- * failed.
+ * concurrency, sockets, signal }. Prints one JSON line { completed, errors,
+ * firstError } covering every request, so the parent can reject a run in
+ * which requests failed.
  */
 async function runClient(options) {
-  const { agent, protocol, port, warmup, requests, concurrency } = options;
-  const agentOptions = { maxSockets: Math.max(MAX_SOCKETS, concurrency) };
+  const { agent, protocol, port, warmup, requests, concurrency, sockets } = options;
+  const agentOptions = { maxSockets: sockets };
+  if (ARMS_TIMEOUTS.has(agent)) Object.assign(agentOptions, { freeSocketTimeout: LONG_MS, timeout: LONG_MS });
   if (protocol === 'https') agentOptions.ca = ca;
   const client = createClient(candidateById(agent), { protocol, port, agentOptions });
   let warm;
@@ -129,9 +149,9 @@ async function runClient(options) {
     load = await runLoad(client.get, requests, concurrency);
   } else {
     const send = batchGet(moduleFor(protocol), { host: '127.0.0.1', port, path: '/', agent: client.agent });
-    const waitForAnswers = answersSignal(options.signal);
-    warm = await runBatches(send, warmup, concurrency, waitForAnswers);
-    load = await runBatches(send, requests, concurrency, waitForAnswers);
+    const batches = { size: concurrency, sockets, waitForAnswers: answersSignal(options.signal) };
+    warm = await runBatches(send, warmup, batches);
+    load = await runBatches(send, requests, batches);
   }
   const errors = warm.errors + load.errors;
   const firstError = warm.firstError || load.firstError;
@@ -179,16 +199,20 @@ function answersSignal(fifo) {
 }
 
 /**
- * Sends `total` requests in batches of `size`: a batch is sent, then, once
- * every request of it is written, the event loop is held (in a setImmediate,
- * after the poll that sent the batch) until the backend has answered them
- * all; so the next poll finds every response, whatever the speed of either
- * process. The next batch is sent when the last response of this one has been
- * read. `total` is a multiple of `size`. Resolves with { completed, errors,
- * firstError }; rejects when no batch completes for STALL_MS.
+ * Sends `total` requests in batches of `size` over `sockets` sockets. The
+ * batch is sent; whenever another `sockets` requests have been written (all
+ * those that have a socket), the thread blocks until the backend has answered
+ * them, so the next poll finds every one of those responses, whatever the
+ * speed of either process. With fewer sockets than requests, the others wait
+ * in the agent's queue and are written as the responses free the sockets.
+ * Once the last response of the batch has been read, the next batch is sent
+ * from a setImmediate, when every socket is back in the pool. `total` is a
+ * multiple of `size`, and `size` of `sockets`. Resolves with { completed,
+ * errors, firstError }; rejects when no batch completes for STALL_MS.
  */
-function runBatches(send, total, size, waitForAnswers) {
-  const STALL_MS = 60000;
+function runBatches(send, total, { size, sockets, waitForAnswers }) {
+  // Long: a batch took over a minute on a machine loaded by some 20 processes.
+  const STALL_MS = LONG_MS;
   return new Promise((resolve, reject) => {
     let completed = 0;
     let errors = 0;
@@ -204,8 +228,11 @@ function runBatches(send, total, size, waitForAnswers) {
 
     let written = 0;
     let answered = 0;
+    // Blocking here, in the 'finish' of the last request written, holds the
+    // loop before it polls again: the responses cannot have been read yet,
+    // since the backend answers none before the last one has arrived.
     const onWritten = () => {
-      if (++written === size) setImmediate(waitForAnswers);
+      if (++written % sockets === 0) waitForAnswers();
     };
     const onDone = (err, status) => {
       if (err || status !== 200) {
@@ -214,7 +241,9 @@ function runBatches(send, total, size, waitForAnswers) {
       }
       completed++;
       if (++answered < size) return;
-      if (completed < total) sendBatch();
+      // From a setImmediate: the socket of this last response goes back to
+      // the pool only after this callback.
+      if (completed < total) setImmediate(sendBatch);
       else {
         clearInterval(watchdog);
         resolve({ completed, errors, firstError });
@@ -254,8 +283,27 @@ function selectedList(name, known) {
   return known.filter((value) => wanted.includes(String(value)));
 }
 
+/** The modes of BENCH_IC_INFLIGHT: { id, inFlight, sockets, label }. */
+function selectedModes() {
+  const raw = process.env.BENCH_IC_INFLIGHT;
+  const ids = raw ? raw.split(',').map((s) => s.trim()).filter(Boolean) : DEFAULT_MODES;
+  const modes = ids.map((id) => {
+    const match = /^(\d+)(?:\/(\d+))?$/.exec(id);
+    const inFlight = match ? Number(match[1]) : NaN;
+    const sockets = match && match[2] !== undefined ? Number(match[2]) : inFlight;
+    if (!(inFlight >= 1) || !(sockets >= 1) || (inFlight > 1 && inFlight % sockets !== 0) || (inFlight === 1 && match[2] !== undefined)) {
+      throw new Error(`BENCH_IC_INFLIGHT: ${JSON.stringify(id)} is not <in flight> or <in flight>/<sockets> (sockets dividing the requests in flight), e.g. 1,50 or 50/25`);
+    }
+    if (inFlight === 1) return { id, inFlight, sockets: MAX_SOCKETS, label: '1 in flight' };
+    const label = sockets === inFlight ? `${inFlight} in flight` : `${inFlight} in flight over ${sockets} sockets`;
+    return { id, inFlight, sockets, label };
+  });
+  if (modes.length === 0) throw new Error('BENCH_IC_INFLIGHT selected no mode');
+  return modes;
+}
+
 /** W, A and B for `inFlight` requests in flight, each a multiple of it. */
-function countsFor(inFlight) {
+function countsFor({ inFlight }) {
   const knobs = inFlight === 1 ? COUNTS.single : COUNTS.batch;
   const counts = {};
   for (const [key, [name, fallback]] of Object.entries(knobs)) {
@@ -275,14 +323,25 @@ function scaledFor(candidate, { warmup, a, b }, inFlight) {
 }
 
 /**
+ * Where callgrind writes the profile of one run: /dev/null (only the total
+ * that valgrind prints on stderr matters), or with BENCH_IC_PROFILE_DIR a
+ * file per agent, protocol, mode and N, which callgrind-diff.js compares.
+ */
+function profileFile({ agent, protocol, mode, requests }) {
+  const dir = process.env.BENCH_IC_PROFILE_DIR;
+  if (!dir) return '/dev/null';
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(path.resolve(dir), `callgrind.${agent}.${protocol}.${mode.replace('/', '-')}.${requests}.out`);
+}
+
+/**
  * Runs the client for `agent` under callgrind with `requests` measured
- * requests; resolves with { instructions, seconds, result }. The profile
- * goes to /dev/null: only the total that valgrind prints on stderr matters.
+ * requests; resolves with { instructions, seconds, result }.
  */
 function countInstructions(clientOptions) {
   const args = [
     '--tool=callgrind',
-    '--callgrind-out-file=/dev/null',
+    `--callgrind-out-file=${profileFile(clientOptions)}`,
     // TurboFan's work is not counted (--toggle-collect turns counting off
     // inside the function, and would otherwise start with it off). It is
     // warm-up, not per-request work, and V8 picks the moment: with W = 5000 the
@@ -308,7 +367,7 @@ function countInstructions(clientOptions) {
     child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      const what = `${clientOptions.agent} (${clientOptions.protocol}, ${clientOptions.concurrency} in flight, ${clientOptions.requests} requests)`;
+      const what = `${clientOptions.agent} (${clientOptions.protocol}, ${clientOptions.concurrency} in flight over ${clientOptions.sockets} sockets, ${clientOptions.requests} requests)`;
       const tail = () => stderr.trim().split('\n').slice(-15).join('\n');
       if (code !== 0) {
         reject(new Error(`valgrind run for ${what} failed (${signal || `exit code ${code}`}):\n${tail()}`));
@@ -343,11 +402,12 @@ function makeFifo(file) {
  * The backend of one client run: its own process, so that the two runs of a
  * pair, in parallel, each have their batches answered on their own.
  */
-async function startBackend(protocol, inFlight, dir, name) {
-  if (inFlight === 1) return { backend: await startServer('backend', { protocol }), signal: undefined };
+async function startBackend(protocol, mode, dir, name) {
+  const keepAliveTimeout = LONG_MS;
+  if (mode.inFlight === 1) return { backend: await startServer('backend', { protocol, keepAliveTimeout }), signal: undefined };
   const signal = path.join(dir, `${name}.fifo`);
   makeFifo(signal);
-  return { backend: await startServer('backend', { protocol, batch: inFlight, signal }), signal };
+  return { backend: await startServer('backend', { protocol, keepAliveTimeout, batch: mode.sockets, signal }), signal };
 }
 
 /**
@@ -355,20 +415,20 @@ async function startBackend(protocol, inFlight, dir, name) {
  * threads and counts instructions, not time, so sharing the cores changes
  * nothing but the wall clock.
  */
-async function measure(candidate, { protocol, inFlight, counts }) {
-  const { warmup, a, b } = scaledFor(candidate, counts, inFlight);
+async function measure(candidate, { protocol, mode, counts }) {
+  const { warmup, a, b } = scaledFor(candidate, counts, mode.inFlight);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'instructions-'));
   const backends = [];
   try {
-    for (const name of ['a', 'b']) backends.push(await startBackend(protocol, inFlight, dir, name));
-    const base = { agent: candidate.id, protocol, warmup, concurrency: inFlight };
+    for (const name of ['a', 'b']) backends.push(await startBackend(protocol, mode, dir, name));
+    const base = { agent: candidate.id, protocol, warmup, concurrency: mode.inFlight, sockets: mode.sockets, mode: mode.id };
     const run = ({ backend, signal }, requests) => countInstructions({ ...base, port: backend.port, signal, requests });
     // A failed run fails the scenario; runMain then stops the other run.
     const [runA, runB] = await Promise.all([run(backends[0], a), run(backends[1], b)]);
     const errors = runA.result.errors + runB.result.errors;
     if (errors) {
       const firstError = runA.result.firstError || runB.result.firstError;
-      throw new Error(`${candidate.id} (${protocol}, ${inFlight} in flight): ${errors} failed requests under valgrind (${firstError})`);
+      throw new Error(`${candidate.id} (${protocol}, ${mode.label}): ${errors} failed requests under valgrind (${firstError})`);
     }
     return {
       instructionsA: runA.instructions,
@@ -387,23 +447,31 @@ async function measure(candidate, { protocol, inFlight, counts }) {
 
 const thousands = (value) => `${fixed(value / 1000, 1)}k`;
 
-/** Batches need each request's 'finish': agents driven through http.request, not undici's Pool. */
-const runsAt = (candidate, inFlight) => inFlight === 1 || candidate.kind === 'agent';
+/**
+ * Batches need each request's 'finish': agents driven through http.request,
+ * not undici's Pool; and, with fewer sockets than requests, a pool that
+ * queues (Node's agent without keep-alive is made with maxSockets Infinity).
+ */
+function runsIn(candidate, mode) {
+  if (mode.inFlight === 1) return true;
+  if (candidate.kind !== 'agent') return false;
+  return mode.sockets === mode.inFlight || candidate.keepAlive !== false;
+}
 
-async function measureMode(protocol, inFlight, list) {
-  const counts = countsFor(inFlight);
+async function measureMode(protocol, mode, list) {
+  const counts = countsFor(mode);
   const results = new Map();
-  const measured = list.filter((candidate) => runsAt(candidate, inFlight));
+  const measured = list.filter((candidate) => runsIn(candidate, mode));
   for (const candidate of measured) {
-    console.log(`${candidate.id}: measuring (${protocol}, ${inFlight} in flight)…`);
-    const result = await measure(candidate, { protocol, inFlight, counts });
+    console.log(`${candidate.id}: measuring (${protocol}, ${mode.label})…`);
+    const result = await measure(candidate, { protocol, mode, counts });
     results.set(candidate.id, result);
     // compare-instructions.sh reads these lines.
-    console.log(`${candidate.id}: ${count(Math.round(result.perRequest))} instructions/req (${protocol}, ${inFlight} in flight; `
+    console.log(`${candidate.id}: ${count(Math.round(result.perRequest))} instructions/req (${protocol}, ${mode.label}; `
       + `${count(result.instructionsA)} at N=${result.a}, ${count(result.instructionsB)} at N=${result.b}, ${Math.round(result.seconds)} s)`);
   }
-  const skipped = list.filter((candidate) => !runsAt(candidate, inFlight));
-  if (skipped.length) console.log(`${skipped.map((c) => c.id).join(', ')}: not run at ${inFlight} in flight (batches need each request's 'finish' event)`);
+  const skipped = list.filter((candidate) => !runsIn(candidate, mode));
+  if (skipped.length) console.log(`${skipped.map((c) => c.id).join(', ')}: not run at ${mode.label} (batches need each request's 'finish' event, and a pool that queues)`);
   const baseline = results.get(BASELINE);
   const rows = measured.map((candidate) => {
     const { perRequest } = results.get(candidate.id);
@@ -414,7 +482,7 @@ async function measureMode(protocol, inFlight, list) {
     ];
   });
   const table = {
-    title: `Client instructions per request (${protocol}, ${inFlight} in flight)`,
+    title: `Client instructions per request (${protocol}, ${mode.label})`,
     columns: ['agent', 'instructions/req', 'ratio vs Node keep-alive'],
     rows,
   };
@@ -429,13 +497,13 @@ async function main() {
     return;
   }
   const protocols = selectedList('BENCH_PROTOCOLS', PROTOCOLS);
-  const modes = selectedList('BENCH_IC_INFLIGHT', IN_FLIGHT);
-  const modeCounts = new Map(modes.map((inFlight) => [inFlight, countsFor(inFlight)]));
+  const modes = selectedModes();
+  const modeCounts = new Map(modes.map((mode) => [mode, countsFor(mode)]));
   const list = candidates({ extra: [WATCHED] });
   if (list.length === 0) throw new Error('BENCH_AGENTS selected no agent');
-  for (const [inFlight, { warmup, a, b }] of modeCounts) {
-    console.log(`Instructions per request, ${inFlight} in flight: ${warmup} warm-up requests, then ${a} or ${b} more `
-      + `(maxSockets ${Math.max(MAX_SOCKETS, inFlight)}), one valgrind run each`);
+  for (const [mode, { warmup, a, b }] of modeCounts) {
+    console.log(`Instructions per request, ${mode.label}: ${warmup} warm-up requests, then ${a} or ${b} more `
+      + `(maxSockets ${mode.sockets}), one valgrind run each`);
   }
   console.log(`Agents: ${list.map((c) => c.id).join(', ')}; protocols: ${protocols.join(', ')}`);
 
@@ -443,30 +511,30 @@ async function main() {
   const raw = {};
   for (const protocol of protocols) {
     raw[protocol] = {};
-    for (const inFlight of modes) {
-      const measured = await measureMode(protocol, inFlight, list);
+    for (const mode of modes) {
+      const measured = await measureMode(protocol, mode, list);
       tables.push(measured.table);
-      raw[protocol][`${inFlight} in flight`] = measured.raw;
+      raw[protocol][mode.label] = measured.raw;
     }
   }
 
-  const described = [...modeCounts].map(([inFlight, { warmup, a, b }]) => `${inFlight} in flight: W=${warmup}, A=${a}, B=${b}`);
+  const described = [...modeCounts].map(([mode, { warmup, a, b }]) => `${mode.label}: W=${warmup}, A=${a}, B=${b}`);
   saveScenario({
     id: 'instructions',
     title: 'Client instructions per request',
     summary: `One client process per agent sends W warm-up GET requests and then N more to a backend in another process, under valgrind --tool=callgrind; `
       + `instructions per request = (total at N=B − total at N=A) / (B − A), which subtracts startup and warm-up (${described.join('; ')}).`,
     params: {
-      inFlight: modes.join('+'),
-      ...Object.fromEntries([...modeCounts].flatMap(([inFlight, counts]) => Object.entries(counts).map(([key, value]) => [`${key}@${inFlight}`, value]))),
-      maxSockets: MAX_SOCKETS,
+      inFlight: modes.map((mode) => mode.id).join('+'),
+      ...Object.fromEntries([...modeCounts].flatMap(([mode, counts]) => Object.entries(counts).map(([key, value]) => [`${key}@${mode.id}`, value]))),
+      maxSockets: modes.map((mode) => mode.sockets).join('+'),
       protocols: protocols.join('+'),
     },
     tables,
     notes: [
       'Counts are user-space instructions of the client process, all threads included (valgrind runs them one at a time); work in the kernel (syscalls, TCP, loopback) is not counted, and neither is the backend.',
       `The client runs with ${CLIENT_FLAGS.join(' ')} (no V8 background threads, a GC schedule and seeds that do not follow the clock), and TurboFan's compile work is not counted. One in flight: each request is sent when the previous one is done; the per-request figure, a difference of two totals, repeats within about 0.5% (standard deviation 0.25%) even on a loaded machine, where the CPU-time ratios of client-cost.js swing by tens of percent.`,
-      `50 in flight: fixed batches. The client sends 50 requests; once all are written it waits, outside its event loop, until the backend (which holds its answers until the whole batch has arrived) says it has answered all 50; the next poll then reads all 50 responses, and the last one read sends the next batch. Every batch is the same steps whatever the speed of either process. ${SPREAD_50} undici's Pool is not run in this mode (the batches need each request's 'finish').`,
+      '50 in flight: fixed batches, each request on a socket from the pool (maxSockets 50). The client sends 50 requests; once all are written it blocks, before its event loop polls again, until the backend (which holds its answers until the whole batch has arrived) says it has answered all 50; the next poll then reads all 50 responses, and once the last socket is back in the pool the next batch goes. Every batch is the same steps whatever the speed of either process. How repeatable each mode is: benchmark/README.md, Reading the numbers. undici\'s Pool is not run in this mode (the batches need each request\'s \'finish\').',
       `Agents without keep-alive run a tenth of the requests (whole batches): each request opens a connection (and over TLS does a handshake), which under valgrind takes long; the per-request figures are comparable.`,
       'Instructions are not time: a cache miss or a syscall costs more than an add. The figure ranks the work each agent does in JavaScript and native user space per request.',
       `Reproduce: \`${commandLine(['node', 'benchmark/instructions.js'])}\` (needs valgrind, and minutes: a client under valgrind runs some 50 times slower than without).`,
@@ -475,10 +543,6 @@ async function main() {
   });
 }
 
-// What five runs of one commit gave at 50 in flight (see the top; also in
-// benchmark/README.md).
-const SPREAD_50 = 'Five runs of one commit (steady-agent over http, machine load 1 to 8) gave 137,234 to 137,669 instructions per request: '
-  + '0.32% from lowest to highest, standard deviation 0.14%; twice the warm-up (8,000) gave 137,712.';
 
 if (process.argv[2] === '--client') {
   runClient(JSON.parse(process.argv[3])).catch((err) => {

@@ -54,7 +54,8 @@ function createBatches({ batch, signal }) {
   const fd = fs.openSync(signal, fs.constants.O_RDWR);
   // A batch that does not fill (a request lost on the way) is answered with
   // 503 after this long, so the client fails its run instead of waiting.
-  const STALL_MS = 120000;
+  // Long: under valgrind on a loaded machine a batch may take minutes.
+  const STALL_MS = 10 * 60 * 1000;
   let pending = [];
   let stall = null;
   const flush = (status) => {
