@@ -4,6 +4,7 @@
 /// <reference types="node" />
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as net from 'node:net';
 
 /**
  * A keep-alive `http.Agent`: reuses idle sockets, closes them before the
@@ -16,7 +17,9 @@ declare class HttpAgent extends http.Agent {
   constructor(options?: HttpAgent.HttpOptions);
 
   /** The normalised options: defaults applied, durations in milliseconds. */
-  readonly options: Readonly<http.AgentOptions> & HttpAgent.ResolvedOptions;
+  readonly options: Readonly<Omit<http.AgentOptions, keyof HttpAgent.ResolvedOptions>> & HttpAgent.ResolvedOptions;
+  /** `'http:'`, as on Node's agent. */
+  readonly protocol: 'http:';
 }
 
 // The status and deprecated members, shared with HttpsAgent.
@@ -27,8 +30,12 @@ declare namespace HttpAgent {
   type Duration = number | string;
   /** A whole number or Infinity, or a string of decimal digits (`'10'`) or `'Infinity'`. */
   type Count = number | string;
-  /** A boolean, 1 or 0, or the strings `'true'`, `'false'` (any case at run time), `'1'`, `'0'`. */
-  type Flag = boolean | 0 | 1 | 'true' | 'false' | '1' | '0';
+  /**
+   * A boolean, 1 or 0, or the strings `'true'`, `'false'` (any case), `'1'`,
+   * `'0'`. Any string compiles, so that `process.env.KEEP_ALIVE` does; another
+   * string throws when the agent is made.
+   */
+  type Flag = boolean | 0 | 1 | 'true' | 'false' | '1' | '0' | (string & {});
 
   interface KeepAliveOptions {
     /** Keep sockets open between requests. Default `true`. */
@@ -116,15 +123,20 @@ declare namespace HttpAgent {
 
   /**
    * What `agent.options` holds for the keep-alive settings once normalised.
-   * `timeout`, `freeSocketTimeout` and `socketActiveTTL` may be written:
-   * the next socket that goes active or free uses the new value.
+   * `timeout`, `freeSocketTimeout` and `socketActiveTTL` may be written, in
+   * any form the constructor takes (`'2s'`; `undefined` for the default), and
+   * read back in milliseconds: the next socket that goes active or free uses
+   * the new value.
    */
   interface ResolvedOptions {
     readonly keepAlive: boolean;
     readonly keepAliveMsecs: number;
-    freeSocketTimeout: number;
-    timeout: number;
-    socketActiveTTL: number;
+    get freeSocketTimeout(): number;
+    set freeSocketTimeout(value: Duration | null | undefined);
+    get timeout(): number;
+    set timeout(value: Duration | null | undefined);
+    get socketActiveTTL(): number;
+    set socketActiveTTL(value: Duration | null | undefined);
     readonly serverTimeoutMargin: number;
     readonly learnServerTimeout: boolean;
     readonly maxQueue: number;
@@ -198,12 +210,71 @@ declare namespace HttpAgent {
     origins: Record<string, OriginStats>;
   }
 
+  /** Fields of every message on the agent's `diagnostics_channel` channels. */
+  interface ChannelMessage {
+    agent: HttpAgent | HttpsAgent;
+    /** The pool name, as in `getCurrentStatus()`. */
+    origin: string;
+    host: string;
+    port: number;
+  }
+  interface SocketMessage extends ChannelMessage {
+    socket: net.Socket;
+  }
+  /** `steady-agent:socket:reuse` */
+  interface SocketReuseMessage extends SocketMessage {
+    /** Time in the pool in ms: 0 when handed straight on, null if it entered the pool unwatched. */
+    idleMs: number | null;
+  }
+  /** `steady-agent:socket:free` */
+  interface SocketFreeMessage extends SocketMessage {
+    /** The free timeout the agent chose, in ms; Infinity for none. */
+    freeTimeoutMs: number;
+    limitedBy: 'freeSocketTimeout' | 'hint' | 'learned' | 'ttl';
+  }
+  /** `steady-agent:socket:close` */
+  interface SocketCloseMessage extends SocketMessage {
+    reason: CloseReason;
+    /** Requests the socket finished. */
+    requests: number;
+    lifetimeMs: number;
+  }
+  /** `steady-agent:server-idle-limit` */
+  interface ServerIdleLimitMessage extends ChannelMessage {
+    /** The limit the agent now holds, in whole ms; null when gone. */
+    ms: number | null;
+    source: 'announced' | 'learned';
+    /** Learned limits only: why the limit changed. */
+    why?: 'learned' | 'confirmed' | 'raised' | 'lowered' | 'collision' | 'restart' | 'probe' | 'evicted';
+  }
+  /** `steady-agent:request:queued` */
+  interface RequestQueuedMessage extends ChannelMessage {
+    request: http.ClientRequest;
+  }
+  /** `steady-agent:request:dequeued` */
+  interface RequestDequeuedMessage extends RequestQueuedMessage {
+    socket: net.Socket;
+    waitedMs: number;
+  }
+  /** The message each channel publishes, by channel name. */
+  interface ChannelMessages {
+    'steady-agent:socket:create': SocketMessage;
+    'steady-agent:socket:reuse': SocketReuseMessage;
+    'steady-agent:socket:free': SocketFreeMessage;
+    'steady-agent:socket:close': SocketCloseMessage;
+    'steady-agent:server-idle-limit': ServerIdleLimitMessage;
+    'steady-agent:request:queued': RequestQueuedMessage;
+    'steady-agent:request:dequeued': RequestDequeuedMessage;
+  }
+
   /** The keep-alive behaviour over `https.Agent`; instances are `https.Agent`s. */
   class HttpsAgent extends https.Agent {
     constructor(options?: HttpsOptions);
 
     /** The normalised options: defaults applied, durations in milliseconds. */
-    readonly options: Readonly<https.AgentOptions> & ResolvedOptions;
+    readonly options: Readonly<Omit<https.AgentOptions, keyof ResolvedOptions>> & ResolvedOptions;
+    /** `'https:'`, as on Node's agent. */
+    readonly protocol: 'https:';
   }
   interface HttpsAgent extends KeepAliveMembers {}
 

@@ -16,6 +16,11 @@
 //   consumer/                 the compiler's defaults (no "types", no "module"),
 //                             copied into a temporary project whose
 //                             node_modules/steady-agent links to this package.
+//   README.md                 every ```js block of the README, as JavaScript
+//                             checked by TypeScript (checkJs, strict but for
+//                             noImplicitAny, as a JavaScript file is written),
+//                             in a temporary folder here, so that the README's
+//                             clients (axios, got, ...) resolve as in the repo.
 //
 // Usage: node test/types/check.js   (exit status 1 if any compilation fails)
 const { spawnSync } = require('node:child_process');
@@ -36,7 +41,33 @@ const projects = [
   { config: path.join(__dirname, 'tsconfig.json') },
   { config: path.join(__dirname, 'tsconfig.no-interop.json'), skip: (major) => major >= 7 && 'TS5108: esModuleInterop: false was removed' },
   { consumer: path.join(__dirname, 'consumer') },
+  { readme: path.join(root, 'README.md') },
 ];
+
+/** The README's ```js blocks, each a file (.mjs where it imports), and a tsconfig over them. */
+function readmeProject(readme) {
+  const dir = fs.mkdtempSync(path.join(__dirname, '.readme-'));
+  const blocks = [...fs.readFileSync(readme, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const files = blocks.map((code, i) => {
+    const file = `block-${i + 1}.${/^import /m.test(code) ? 'mjs' : 'cjs'}`;
+    fs.writeFileSync(path.join(dir, file), code);
+    return file;
+  });
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: {
+      strict: true,
+      noImplicitAny: false,
+      allowJs: true,
+      checkJs: true,
+      noEmit: true,
+      module: 'nodenext',
+      target: 'es2022',
+      types: ['node'],
+    },
+    files,
+  }));
+  return dir;
+}
 
 /** A project that depends on steady-agent, as npm would install it (a link, as `npm link` makes). */
 function consumerProject(source) {
@@ -49,10 +80,10 @@ function consumerProject(source) {
 
 let failed = 0;
 for (const project of projects) {
-  const dir = project.consumer && consumerProject(project.consumer);
+  const dir = (project.consumer && consumerProject(project.consumer)) || (project.readme && readmeProject(project.readme));
   try {
     const config = project.config ?? path.join(dir, 'tsconfig.json');
-    const label = path.relative(root, project.config ?? project.consumer);
+    const label = path.relative(root, project.config ?? project.consumer ?? project.readme);
     for (const compiler of compilers) {
       const prefix = `TypeScript ${compiler.version.padEnd(6)} ${label}`;
       const skipped = project.skip?.(compiler.major);

@@ -32,6 +32,7 @@ new HttpAgent({ keepAliveTimeout: '15s', freeSocketKeepAliveTimeout: 15000 });
 // Counts and durations from the environment; booleans as strings.
 new HttpAgent({ maxSockets: process.env.MAX_SOCKETS, maxFreeSockets: '5', maxTotalSockets: 'Infinity', timeout: process.env.TIMEOUT });
 new HttpsAgent({ keepAlive: 'false', learnServerTimeout: 0, maxSockets: '10' });
+new HttpAgent({ keepAlive: process.env.KEEP_ALIVE, learnServerTimeout: process.env.LEARN });
 
 // https.AgentOptions (TLS settings) pass through.
 const httpsOptions: HttpsOptions = {
@@ -138,8 +139,10 @@ new HttpsAgent({ noProxy: [3128] });
 new HttpAgent({ timeout: true });
 // @ts-expect-error a duration is not an object
 new HttpsAgent({ freeSocketTimeout: { seconds: 4 } });
-// @ts-expect-error learnServerTimeout is a boolean
+// Any string compiles as a boolean option (process.env gives strings); 'yes' throws at run time.
 new HttpAgent({ learnServerTimeout: 'yes' });
+// @ts-expect-error a boolean option is not an object
+new HttpAgent({ learnServerTimeout: {} });
 // @ts-expect-error keepAlive is a boolean, 1 or 0 (or their strings), not any number
 new HttpsAgent({ keepAlive: 2 });
 // @ts-expect-error a count is a number or a string
@@ -150,9 +153,25 @@ new HttpAgent({ scheduling: 'random' });
 status.socketCount;
 // The counters are plain numbers a monitoring loop may reset, as agentkeepalive's.
 httpAgent.createSocketCount = 0;
-// timeout, freeSocketTimeout and socketActiveTTL may be written; the rest is read-only.
+// timeout, freeSocketTimeout and socketActiveTTL may be written, in the
+// constructor's forms, and read back as numbers; the rest is read-only.
 httpAgent.options.timeout = 1;
 httpsAgent.options.freeSocketTimeout = 1000;
+httpsAgent.options.freeSocketTimeout = '2s';
+httpAgent.options.timeout = process.env.TIMEOUT;
+httpAgent.options.socketActiveTTL = '1h';
+httpAgent.options.socketActiveTTL = null;
+const writtenBack: number = httpsAgent.options.freeSocketTimeout;
+// @ts-expect-error a duration is a number or a string
+httpAgent.options.timeout = true;
+// agent.protocol, as on Node's agents.
+const protocols: ['http:', 'https:'] = [httpAgent.protocol, httpsAgent.protocol];
+// @ts-expect-error an HttpAgent's protocol is 'http:'
+const wrongProtocol: 'https:' = httpAgent.protocol;
+// Channel messages, by channel name.
+const onClose = (message: Agent.ChannelMessages['steady-agent:socket:close']): string =>
+  `${message.origin} ${message.reason} ${message.requests} ${message.lifetimeMs} ${message.socket.remotePort}`;
+const onDequeued = (message: Agent.RequestDequeuedMessage): number => message.waitedMs + message.port;
 // @ts-expect-error the other normalised options are read-only
 httpAgent.options.keepAlive = false;
 // @ts-expect-error the learned limits are read-only
@@ -167,4 +186,5 @@ const badOptions: HttpOptions = { keepAliveMargin: 1000 };
 export {
   byDefault, sameClass, defaults, asHttp, asHttps, asNamespaced, counts, perOrigin, changed, freeMs, tlsCa,
   currentId, socketName, allSymbols, mixedUp, badOptions, reason, perOriginStats, badReason,
+  writtenBack, protocols, wrongProtocol, onClose, onDequeued,
 };
