@@ -22,7 +22,10 @@ class SocketTimeoutError extends Error {
   }
 }
 
-/** The agent was destroyed while the request was queued behind maxSockets, never sent. */
+/**
+ * The agent was destroyed before the request was sent: queued behind
+ * maxSockets during close(), or waiting for a proxy tunnel.
+ */
 class AgentDestroyedError extends Error {
   constructor() {
     super('The agent was destroyed before the request completed');
@@ -117,6 +120,21 @@ class ProxyTunnelError extends Error {
   }
 }
 
+/**
+ * A subpath needs an optional peer dependency that is not installed
+ * (`steady-agent/otel` without `@opentelemetry/api`). The code is Node's own
+ * for a module it cannot find, so handlers written for that still work; the
+ * message says what to install. `cause` is Node's error.
+ */
+class PeerDependencyMissingError extends Error {
+  constructor(subpath, dependency, range, cause) {
+    super(`${subpath} needs ${dependency} ${range}, an optional peer dependency that is not installed: npm install ${dependency}`, { cause });
+    this.name = 'PeerDependencyMissingError';
+    this.code = 'MODULE_NOT_FOUND';
+    this.dependency = dependency;
+  }
+}
+
 module.exports = {
   SocketTimeoutError,
   AgentDestroyedError,
@@ -127,4 +145,5 @@ module.exports = {
   InvalidOptionValueError,
   InvalidProxyOptionError,
   ProxyTunnelError,
+  PeerDependencyMissingError,
 };

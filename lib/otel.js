@@ -12,9 +12,26 @@
 // Every measurement carries server.address, server.port (a number) and
 // url.scheme, as the HTTP semantic conventions ask.
 const dc = require('node:diagnostics_channel');
-const { metrics } = require('@opentelemetry/api');
-const { version } = require('../package.json');
+const { version, peerDependencies } = require('../package.json');
 const { socketOrigin } = require('./events');
+const { PeerDependencyMissingError } = require('./errors');
+
+const API = '@opentelemetry/api';
+
+// Without the optional peer, say which package to install rather than let
+// Node's bare "Cannot find module" through. Any other failure is the
+// package's own, and passes unchanged.
+function loadApi() {
+  try {
+    return require(API);
+  } catch (err) {
+    if (err.code === 'MODULE_NOT_FOUND' && err.message.startsWith(`Cannot find module '${API}'`)) {
+      throw new PeerDependencyMissingError('steady-agent/otel', API, peerDependencies[API], err);
+    }
+    throw err;
+  }
+}
+const { metrics } = loadApi();
 
 const ACTIVE = 'active';
 const IDLE = 'idle';

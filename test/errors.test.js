@@ -9,6 +9,7 @@ const {
   QueueTimeoutError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
+  PeerDependencyMissingError,
 } = require('../lib/errors');
 
 describe('errors', () => {
@@ -28,6 +29,18 @@ describe('errors', () => {
     assert.ok(err instanceof Error);
     assert.equal(err.name, 'AgentDestroyedError');
     assert.equal(err.code, 'ERR_AGENT_DESTROYED');
+  });
+
+  it('PeerDependencyMissingError keeps Node\'s MODULE_NOT_FOUND and says what to install', () => {
+    const cause = Object.assign(new Error('Cannot find module \'@opentelemetry/api\''), { code: 'MODULE_NOT_FOUND' });
+    const err = new PeerDependencyMissingError('steady-agent/otel', '@opentelemetry/api', '^1.9.0', cause);
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'PeerDependencyMissingError');
+    assert.equal(err.code, 'MODULE_NOT_FOUND');
+    assert.equal(err.dependency, '@opentelemetry/api');
+    assert.equal(err.cause, cause);
+    assert.equal(err.message,
+      'steady-agent/otel needs @opentelemetry/api ^1.9.0, an optional peer dependency that is not installed: npm install @opentelemetry/api');
   });
 
   it('AgentClosedError has code ERR_AGENT_CLOSED', () => {
