@@ -6,7 +6,7 @@ const { ms } = require('humanize-ms');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
 const { warnNearMisses } = require('./option_typos');
-const { proxyOptions } = require('./proxy');
+const { normalizeProxyOptions } = require('./proxy/options');
 
 const { MAX_TIMER } = require('./clock');
 
@@ -149,7 +149,7 @@ function normalizeOptions(input) {
     normalized.maxTotalSockets = countFromString(input.maxTotalSockets) ?? input.maxTotalSockets;
   }
   // Proxy settings (lib/proxy): validated here, resolved by the agent.
-  const proxy = proxyOptions(input);
+  const proxy = normalizeProxyOptions(input);
   if (proxy !== undefined) normalized.proxy = proxy;
 
   // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
