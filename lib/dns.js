@@ -59,15 +59,24 @@ const channels = Object.freeze({
 });
 
 /**
- * The `dns` option's settings: `true`, or an object with any of resolver,
- * minTtl, maxTtl, lookupTtl, staleTtl and spread. Returns a new frozen
- * object with every default filled in (resolver: undefined, the agent makes
- * its own); the caller's object is only read.
+ * The `dns` option's settings: a boolean (or 'true', 1...: see options.js),
+ * or an object with any of resolver, minTtl, maxTtl, lookupTtl, staleTtl and
+ * spread. Returns a new frozen object with every default filled in
+ * (resolver: undefined, the agent makes its own), or null for off; the
+ * caller's object is only read.
  */
 function dnsSettings(value) {
-  if (value === true) return Object.freeze({ resolver: undefined, ...DEFAULTS });
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidOptionTypeError('dns', `true, or an object of settings (${SETTINGS.join(', ')})`, value);
+    let on;
+    try {
+      on = Array.isArray(value) ? undefined : boolean('dns', value);
+    } catch {
+      // The message below says what else it may be.
+    }
+    if (on === undefined) {
+      throw new InvalidOptionTypeError('dns', `true, false, or an object of settings (${SETTINGS.join(', ')})`, value);
+    }
+    return on ? Object.freeze({ resolver: undefined, ...DEFAULTS }) : null;
   }
   for (const key of Object.keys(value)) {
     if (!SETTINGS.includes(key)) {

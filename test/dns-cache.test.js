@@ -41,8 +41,12 @@ function collect(name, agent) {
 }
 
 describe('dns option settings', () => {
-  it('true takes every default', () => {
+  it('true takes every default; a boolean\'s other spellings are read as booleans', () => {
     assert.deepEqual({ ...dnsSettings(true) }, { resolver: undefined, ...DEFAULTS });
+    assert.deepEqual({ ...dnsSettings('true') }, { resolver: undefined, ...DEFAULTS });
+    assert.deepEqual({ ...dnsSettings(1) }, { resolver: undefined, ...DEFAULTS });
+    assert.equal(dnsSettings(false), null);
+    assert.equal(dnsSettings('0'), null);
     assert.deepEqual(DEFAULTS, { minTtl: 1000, maxTtl: 300000, lookupTtl: 10000, staleTtl: 300000, spread: false });
   });
 
@@ -68,7 +72,8 @@ describe('dns option settings', () => {
 
   it('refuses bad values, naming the setting and the value', () => {
     const cases = [
-      [5, 'ERR_INVALID_ARG_TYPE', /"dns" option must be true, or an object of settings/],
+      [5, 'ERR_INVALID_ARG_TYPE', /"dns" option must be true, false, or an object of settings \(resolver, minTtl, maxTtl, lookupTtl, staleTtl, spread\)\. Received 5/],
+      ['on', 'ERR_INVALID_ARG_TYPE', /"dns" option must be true, false, or an object.*Received 'on'/],
       [[], 'ERR_INVALID_ARG_TYPE', /"dns" option/],
       [{ minTTL: 5 }, 'ERR_OUT_OF_RANGE', /"dns" option must be an object of the settings .*; "minTTL" is none of them/],
       [{ minTtl: 0 }, 'ERR_OUT_OF_RANGE', /"dns\.minTtl" option must be a duration of at least 1 ms.*Received 0/],
