@@ -8,7 +8,7 @@
 // their TTLs (clamped to minTtl..maxTtl), or, for a name the resolver cannot
 // answer (single-label names and search domains, /etc/hosts, localhost),
 // dns.lookup's answer with lookupTtl, and the host remembered as one that
-// needs it. One query per host at a time, shared by every lookup waiting for
+// needs it (localhost never asks the resolver). One query per host at a time, shared by every lookup waiting for
 // it. While the agent holds sockets to a host (track/untrack), one unref'd
 // timer resolves it again as its answer expires, so that a change is seen
 // under constant load, when no new socket would ever ask. An address that
@@ -165,13 +165,15 @@ function familyOption(family) {
 
 class HostEntry {
   constructor(key) {
+    // localhost is the system's (RFC 6761: never sent to a DNS server).
+    const local = key === 'localhost';
     this.key = key;
     // The last successful answer, [{ address, family }], IPv4 first for the
     // resolver's, as the system gave it for dns.lookup's; null before one.
     this.addresses = null;
     this.current = null; // its addresses, a Set, to ask whether a socket's is still there
-    this.source = 'dns'; // 'dns' or 'lookup': where the answer came from
-    this.system = false; // the resolver cannot answer this name: dns.lookup only
+    this.source = local ? 'lookup' : 'dns'; // where the answer came from: the resolver, or dns.lookup
+    this.system = local; // the resolver cannot answer this name: dns.lookup only
     this.ttl = 0; // ms the answer was given for, clamped
     this.expiresAt = 0; // clock.now() time a lookup stops taking it without a query
     this.staleUntil = 0; // after which it is not served at all
