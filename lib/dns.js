@@ -24,6 +24,8 @@ const debug = require('debug')('steady-agent');
 const { duration, boolean } = require('./options');
 const clock = require('./clock');
 const { InvalidOptionTypeError, InvalidOptionValueError, DnsNotFoundError } = require('./errors');
+const { stateOf } = require('./socket_state');
+const { SOCKET_NAME } = require('./constants');
 
 const SETTINGS = Object.freeze(['resolver', 'minTtl', 'maxTtl', 'lookupTtl', 'staleTtl', 'spread']);
 
@@ -270,7 +272,7 @@ class DnsCache {
 
   /** The agent retires `socket` (to `address`, which left `host`'s answer): published and logged. */
   retiring(socket, host, address, wasFree) {
-    if (debug.enabled) debug('dns: %s: a socket to %s %s', host, address, wasFree ? 'closes now (free)' : 'closes after its response');
+    if (debug.enabled) debug('dns: %s: %s to %s, which left the answer, is retired', host, socket[SOCKET_NAME] ?? 'a socket', address);
     if (channels.retire.hasSubscribers) {
       publish(channels.retire, { agent: this.#agent, host, address, socket, free: wasFree });
     }
@@ -530,6 +532,107 @@ class DnsCache {
   }
 }
 
+// The host a connection's options were given our lookup for: set on core's
+// per-socket copy of the options (never the caller's), read when the agent
+// takes the socket on.
+const kDnsHost = Symbol('steady-agent.dnsHost');
+
+/**
+ * The agent's side of the option: which connections get the cache's lookup,
+ * which sockets follow which host, and which of them are retired when an
+ * address leaves a host's answer. lib/keep_alive.js makes one call here from
+ * each hook, only when the option is on.
+ */
+class AgentDns {
+  #agent;
+  #cache;
+  #retireFree;
+
+  /**
+   * @param {object} settings from dnsSettings()
+   * @param {object} agent
+   * @param {(socket: object, state: object) => void} retireFree takes a free
+   *   socket out of the pool and closes it (close reason 'dns')
+   */
+  constructor(settings, agent, retireFree) {
+    this.#agent = agent;
+    this.#retireFree = retireFree;
+    this.#cache = new DnsCache(settings, { agent, onChange: (host) => this.#changed(host) });
+  }
+
+  /**
+   * Core is about to connect with `options` (its own copy for this socket):
+   * give it the cache's lookup, unless the caller gave one, it is a Unix
+   * socket, or the host is an IP literal. A proxied request connects to the
+   * proxy (`proxy`: lib/proxy's routes, or null): the proxy's name is looked
+   * up, the target's is the proxy's business.
+   */
+  connecting(options, proxy) {
+    if (options.lookup != null || options.socketPath) return;
+    const host = proxy !== null && proxy.proxies(options) ? proxy.host : (options.host || 'localhost');
+    if (net.isIP(host) !== 0) return;
+    options.lookup = this.#cache.lookup;
+    options[kDnsHost] = host.toLowerCase();
+  }
+
+  /** The agent took on `socket`, created with `options`: it follows its host's answer. */
+  socketCreated(state, options) {
+    const host = options[kDnsHost];
+    if (host === undefined) return;
+    state.dnsHost = host;
+    this.#cache.track(host);
+  }
+
+  /** The socket connected: the address it will be judged by. */
+  connected(socket, state) {
+    state.remoteAddress = socket.remoteAddress ?? null;
+  }
+
+  /**
+   * Whether a socket that just finished a request must serve no other: its
+   * address left its host's answer. True means it is being retired
+   * (published and logged here).
+   */
+  retires(socket, state) {
+    if (state.dnsHost === null || !this.#cache.left(state.dnsHost, state.remoteAddress)) return false;
+    this.#cache.retiring(socket, state.dnsHost, state.remoteAddress, false);
+    return true;
+  }
+
+  /** A socket that followed a host closed. */
+  socketClosed(state) {
+    this.#cache.untrack(state.dnsHost);
+  }
+
+  /** Addresses left `host`'s answer: its free sockets to them close now. */
+  #changed(host) {
+    const agent = this.#agent;
+    const retired = [];
+    // Core's map, read directly: the free sockets of every pool of the host
+    // (one per port, TLS identity or proxy route).
+    for (const pool in agent.freeSockets) {
+      for (const socket of agent.freeSockets[pool]) {
+        const state = stateOf(socket);
+        if (state !== undefined && state.dnsHost === host && this.#cache.left(host, state.remoteAddress)) retired.push([socket, state]);
+      }
+    }
+    for (const [socket, state] of retired) {
+      this.#cache.retiring(socket, host, state.remoteAddress, true);
+      this.#retireFree(socket, state);
+    }
+  }
+
+  /** agent.destroy() or close(): no more refreshes. */
+  stop() {
+    this.#cache.stop();
+  }
+
+  /** getStats().dns */
+  snapshot() {
+    return this.#cache.snapshot();
+  }
+}
+
 const copy = ({ address, family }) => ({ address, family });
 
 /** By `order` (or the legacy `verbatim`), else dns's default result order. */
@@ -565,4 +668,4 @@ function publish(channel, message) {
   }
 }
 
-module.exports = { DnsCache, dnsSettings, DEFAULTS, channels };
+module.exports = { AgentDns, DnsCache, dnsSettings, DEFAULTS, channels };

@@ -47,9 +47,8 @@ function servedBy(req, res) {
 }
 
 for (const protocol of PROTOCOLS) {
-  const scheme = protocol.slice(0, -1);
-
-  describe(`dns option over ${scheme}`, () => {
+  
+  describe(`dns option over ${protocol.slice(0, -1)}`, () => {
     const { keep, agentFor } = closeAfterEach();
     const watches = [];
     afterEach(() => { for (const watch of watches.splice(0)) watch.stop(); });
@@ -95,7 +94,12 @@ for (const protocol of PROTOCOLS) {
       return { server, pair, agent, events: watch(agent) };
     }
 
-    const stats = (agent, port) => agent.getStats().origins[`${scheme}://${HOST}:${port}`];
+    // The one origin of the test's requests (named by the pool: host, port...).
+    const stats = (agent, port) => {
+      const origins = Object.entries(agent.getStats().origins).filter(([origin]) => origin.startsWith(`${HOST}:${port}:`));
+      assert.equal(origins.length, 1, Object.keys(agent.getStats().origins).join(', '));
+      return origins[0][1];
+    };
 
     it('records flip: new sockets go to the new address, free ones on the old close (dns), an active one after its response', async () => {
       const { server, pair, agent, events } = await setup();
