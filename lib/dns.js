@@ -231,12 +231,12 @@ class DnsCache {
       return dns.lookup(hostname, options, callback);
     }
     const entry = this.#entry(hostname.toLowerCase());
-    const now = clock.now();
-    if (entry.addresses !== null && now < entry.expiresAt) {
-      process.nextTick(() => this.#answer(entry, hostname, family, options, callback));
-      return;
-    }
-    this.#resolve(entry).then(() => this.#answer(entry, hostname, family, options, callback));
+    // Always asynchronous, as dns.lookup; and outside the promise chain, so
+    // that an exception in the callback is uncaught, as with dns.lookup,
+    // rather than a rejection.
+    const answer = () => this.#answer(entry, hostname, family, options, callback);
+    if (entry.addresses !== null && clock.now() < entry.expiresAt) process.nextTick(answer);
+    else this.#resolve(entry).then(() => process.nextTick(answer));
   };
 
   /** The agent opened a socket to `host` through lookup(): keep its answer fresh. */
@@ -296,7 +296,7 @@ class DnsCache {
     for (const entry of this.#entries.values()) {
       if (entry.addresses === null) continue;
       hosts[entry.key] = {
-        addresses: entry.addresses.map(({ address, family }) => ({ address, family })),
+        addresses: entry.addresses.map(copy),
         source: entry.source,
         ttlMs: entry.ttl,
         expiresInMs: Math.max(0, Math.round(entry.expiresAt - now)),
