@@ -1,10 +1,11 @@
 'use strict';
 
 // DNS flip: a service moves while traffic flows. Under constant load (C
-// requests in flight at a steady pace, maxSockets C) to `svc.bench`, whose A
-// record (TTL 1 s) names 127.0.0.2, the record flips to 127.0.0.3 (a second
-// backend on the same port); the old backend keeps serving for a while and
-// then goes away (its connections cut, as a stopped instance's are). Per
+// requests always in flight, each answered after a delay, maxSockets C) to
+// `svc.bench`, whose A record (TTL 1 s) names 127.0.0.2, the record flips to
+// 127.0.0.3 (a second backend on the same port); the old backend keeps
+// serving for a while and then goes away (its connections cut, as a stopped
+// instance's are). Per
 // agent: the time from the flip until every request reaches the new
 // address, requests sent to the old address after the flip, requests lost
 // (failed), connections opened and DNS queries asked.
@@ -28,9 +29,10 @@ const { printTable } = require('./lib/table');
 const { saveScenario } = require('./lib/results');
 const { now } = require('../lib/clock');
 
-const rounds = envNumber('BENCH_DNS_ROUNDS', 3);
+const rounds = envNumber('BENCH_DNS_ROUNDS', 5);
 const concurrency = envNumber('BENCH_DNS_CONCURRENCY', 4);
-const pauseMs = envNumber('BENCH_DNS_PAUSE', 10);
+const pauseMs = envNumber('BENCH_DNS_PAUSE', 0);
+const serverDelayMs = envNumber('BENCH_DNS_SERVER_DELAY', 10);
 const ttl = envNumber('BENCH_DNS_TTL', 1);
 const warmupMs = envNumber('BENCH_DNS_WARMUP', 2000);
 const drainMs = envNumber('BENCH_DNS_DRAIN', 6000);
@@ -125,8 +127,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** One agent through one flip: what every request got, from the flip's point of view. */
 async function run(candidate, dnsServer) {
   await dnsServer.call('set', HOST, { A: [OLD], ttl });
-  const old = await startServer('backend', { host: OLD, servedBy: true });
-  const next = await startServer('backend', { host: NEW, port: old.port, servedBy: true });
+  const old = await startServer('backend', { host: OLD, servedBy: true, delay: serverDelayMs });
+  const next = await startServer('backend', { host: NEW, port: old.port, servedBy: true, delay: serverDelayMs });
   const resolver = new dns.Resolver({ timeout: 1000, tries: 2 });
   resolver.setServers([`127.0.0.1:${dnsServer.port}`]);
   const client = candidate.create(resolver);
@@ -143,12 +145,14 @@ async function run(candidate, dnsServer) {
       const start = now();
       const outcome = await client.get(old.port);
       records.push({ start: start - flipAt, served: outcome.served ?? null, error: outcome.error ?? null });
-      await sleep(pauseMs);
+      if (pauseMs > 0) await sleep(pauseMs);
     }
   };
   const workers = Array.from({ length: concurrency }, worker);
   try {
-    await sleep(warmupMs);
+    // At a random moment within one TTL after the warm-up: a flip in step
+    // with the agents' own timers would flatter whichever refreshes then.
+    await sleep(warmupMs + Math.random() * ttl * 1000);
     // Requests started before this count from -Infinity: not after the flip.
     flipAt = now();
     await dnsServer.call('set', HOST, { A: [NEW], ttl });
@@ -228,7 +232,7 @@ async function main() {
     ];
   });
   const table = {
-    title: `DNS flip: ${concurrency} requests in flight every ${pauseMs} ms; the A record (TTL ${ttl} s) flips from ${OLD} to ${NEW}; `
+    title: `DNS flip: ${concurrency} requests in flight (the server answers after ${serverDelayMs} ms${pauseMs > 0 ? `, then a ${pauseMs} ms pause` : ''}); the A record (TTL ${ttl} s) flips from ${OLD} to ${NEW}; `
       + `the old backend goes away ${drainMs / 1000} s later; medians of ${rounds} round(s)`,
     columns: ['agent', 'all on new address after, s', 'requests to old address after flip', 'requests lost',
       'connections opened', 'DNS queries'],
@@ -240,14 +244,19 @@ async function main() {
     title: 'DNS flip (a service moves under load)',
     summary: 'Constant load on a name whose A record flips to another address; how long the agent keeps sending to the old '
       + 'address, and what it loses when the old address goes away.',
-    params: { rounds, concurrency, pauseMs, ttlS: ttl, warmupMs, drainMs, windowMs, node: process.version },
+    params: { rounds, concurrency, pauseMs, serverDelayMs, ttlS: ttl, warmupMs, drainMs, windowMs, node: process.version },
     tables: [table],
     notes: [
       'steady-agent: `dns: { resolver }` (a dns.Resolver asking the benchmark\'s DNS server), every other setting its default.',
       'Node\'s agent and agentkeepalive: a `lookup` asking the same server on every new connection, as a system resolver that honours the TTL would.',
       'undici: `Agent().compose(interceptors.dns({ lookup }))`, the lookup asking the same server and giving no TTL, as dns.lookup gives none: it keeps an answer for its maxTTL (10 s).',
-      `"all on new address after": from the flip to the first request from which on every request was answered by ${NEW}. `
-        + `Requests lost: failed requests, all of them after the old backend went away (${drainMs / 1000} s after the flip).`,
+      `The flip comes at a random moment within one TTL after a ${warmupMs / 1000} s warm-up. `
+        + `"all on new address after": from the flip to the first request from which on every request was answered by ${NEW}. `
+        + `Requests lost: failed requests: cut when the old backend went away (${drainMs / 1000} s after the flip), `
+        + `or without an answer within the ${REQUEST_TIMEOUT_MS / 1000} s request timeout.`,
+      'agentkeepalive\'s lost requests are of the second kind, and come from socketActiveTTL itself, not from DNS: '
+        + 'with maxSockets reached and requests sent back to back, some requests given a socket that its TTL closes get no answer '
+        + '(the same happens against a single server, without DNS). They also end its "all on new address" time.',
     ],
     raw: Object.fromEntries(results),
   });

@@ -235,8 +235,14 @@ class DnsCache {
     // that an exception in the callback is uncaught, as with dns.lookup,
     // rather than a rejection.
     const answer = () => this.#answer(entry, hostname, family, options, callback);
-    if (entry.addresses !== null && clock.now() < entry.expiresAt) process.nextTick(answer);
-    else this.#resolve(entry).then(() => process.nextTick(answer));
+    const now = clock.now();
+    // An answer past its TTL, with its refresh under way (a slow or failing
+    // server), is served as it is rather than make the connection wait.
+    if (entry.addresses !== null && (now < entry.expiresAt || (entry.pending !== null && entry.servable(now)))) {
+      process.nextTick(answer);
+    } else {
+      this.#resolve(entry).then(() => process.nextTick(answer));
+    }
   };
 
   /** The agent opened a socket to `host` through lookup(): keep its answer fresh. */

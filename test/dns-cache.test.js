@@ -394,6 +394,22 @@ describe('dns cache', () => {
       });
     }
 
+    it('while the query for an expired answer is under way, new lookups get that answer without waiting', async () => {
+      const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
+      // Every answer expires after 1 ms.
+      const { lookup } = cacheFor(server, { minTtl: 1, maxTtl: 1 });
+      await lookup('svc.test', {});
+      server.mode = 'silent';
+      await delay(20);
+      const settled = [];
+      const first = lookup('svc.test', {}).then((address) => settled.push(['first', address]));
+      const second = lookup('svc.test', {}).then((address) => settled.push(['second', address]));
+      await Promise.all([first, second]);
+      // The first started the query and waited for it to time out (then got
+      // the stale answer); the second was answered while it was under way.
+      assert.deepEqual(settled, [['second', '127.0.0.2'], ['first', '127.0.0.2']]);
+    });
+
     it('staleTtl bounds it: past that, a lookup fails', async () => {
       const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
       // Every answer expires after 1 ms, and is not served stale at all.
