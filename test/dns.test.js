@@ -306,6 +306,33 @@ for (const protocol of PROTOCOLS) {
   });
 }
 
+describe('dns option: construction', () => {
+  const { HttpAgent, HttpsAgent } = require('..');
+
+  it('bad settings throw from the constructor, naming the setting; the caller\'s options are only read', () => {
+    assert.throws(() => new HttpAgent({ dns: { minTtl: 0 } }), { code: 'ERR_OUT_OF_RANGE', option: 'dns.minTtl' });
+    assert.throws(() => new HttpsAgent({ dns: 'yes' }), { code: 'ERR_INVALID_ARG_TYPE', option: 'dns' });
+    const options = Object.freeze({ dns: Object.freeze({ minTtl: '2s', spread: 'true' }) });
+    const agent = new HttpAgent(options);
+    try {
+      assert.deepEqual(agent.getStats().dns, {});
+      // Never copied into each request's options (core copies agent.options' own keys).
+      assert.equal(Object.hasOwn(agent.options, 'dns'), false);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('without it, getStats() has no dns key', () => {
+    const agent = new HttpAgent();
+    try {
+      assert.equal('dns' in agent.getStats(), false);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
 describe('dns option off', () => {
   it('lib/dns.js is never loaded, so nothing of it can query or schedule', () => {
     const root = path.join(__dirname, '..');
