@@ -66,7 +66,7 @@ const CANDIDATES = [
   },
   {
     id: 'agentkeepalive',
-    label: () => `agentkeepalive ${versionOf('agentkeepalive')} socketActiveTTL '5s'`,
+    label: () => `agentkeepalive ${versionOf('agentkeepalive')} socketActiveTTL: 5s`,
     create: (resolver) => agentClient(new AgentKeepAlive({ maxSockets: concurrency, socketActiveTTL: '5s', lookup: freshLookup(resolver) })),
   },
   {
