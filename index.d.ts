@@ -2,6 +2,7 @@
 // ("types" defaults to []), so the declarations ask for Node's types themselves.
 // @types/node is an optional peer dependency: a TypeScript project installs it.
 /// <reference types="node" />
+import * as dns from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
@@ -97,10 +98,60 @@ declare namespace HttpAgent {
      * HTTPS_PROXY (lower case first), both NO_PROXY. `proxy` and `noProxy` win.
      */
     proxyEnv?: ProxyEnv | undefined;
+    /**
+     * Resolve host names in the agent and keep its pools true to DNS: cached
+     * answers with their record TTLs, hosts in use resolved again as their
+     * answer expires, sockets to an address that left the answer retired
+     * (close reason `'dns'`), the last answer kept when DNS fails. `true`
+     * for the defaults, or settings. Off by default.
+     */
+    dns?: Flag | DnsOptions | undefined;
     /** @deprecated Use `freeSocketTimeout`. */
     keepAliveTimeout?: Duration | undefined;
     /** @deprecated Use `freeSocketTimeout`. */
     freeSocketKeepAliveTimeout?: Duration | undefined;
+  }
+
+  /** The `dns` option's settings; every one optional. */
+  interface DnsOptions {
+    /**
+     * Asked for A and AAAA records with their TTLs (`resolve4`/`resolve6`
+     * with `{ ttl: true }`): a `dns.Resolver` or `dns.promises.Resolver` set
+     * up by the caller (`setServers`, `timeout`, `tries`). Default: a new
+     * `dns.promises.Resolver()`, which asks the system's DNS servers.
+     */
+    resolver?: dns.Resolver | DnsResolver | undefined;
+    /** The shortest time an answer is kept, whatever its TTL; at least 1 ms. Default `1000`. */
+    minTtl?: Duration | undefined;
+    /** The longest time an answer is kept, whatever its TTL. Default `300000` (5 min). */
+    maxTtl?: Duration | undefined;
+    /** How long an answer of `dns.lookup` (which gives no TTL) is kept. Default `10000`. */
+    lookupTtl?: Duration | undefined;
+    /** How long past its expiry the last answer is served while queries fail. Default `300000`. */
+    staleTtl?: Duration | undefined;
+    /** Spread new sockets over the answer's addresses, round robin within a family. Default `false`. */
+    spread?: Flag | undefined;
+  }
+
+  /** What the `dns` option asks of a promise-style resolver (`dns.promises.Resolver` is one). */
+  interface DnsResolver {
+    resolve4(hostname: string, options: { ttl: true }): Promise<dns.RecordWithTtl[]>;
+    resolve6(hostname: string, options: { ttl: true }): Promise<dns.RecordWithTtl[]>;
+  }
+
+  /** One host's cached answer in `getStats().dns`. */
+  interface DnsHostStats {
+    addresses: Array<{ address: string; family: 4 | 6 }>;
+    /** `'dns'`: the resolver's answer; `'lookup'`: dns.lookup's (a name the resolver cannot answer). */
+    source: 'dns' | 'lookup';
+    /** How long the answer is kept (its TTL, clamped). */
+    ttlMs: number;
+    /** Until it is asked for again. */
+    expiresInMs: number;
+    /** Served past its TTL because queries fail. */
+    stale: boolean;
+    /** Sockets of the agent connected through it. */
+    sockets: number;
   }
 
   /** The variables `proxyEnv` reads; any other keys (all of process.env) are ignored. */
@@ -176,7 +227,8 @@ declare namespace HttpAgent {
     | 'destroy'
     | 'agent-close'
     | 'upgrade'
-    | 'aborted';
+    | 'aborted'
+    | 'dns';
 
   /** The counters of one origin in `getStats()`. */
   interface OriginStats {
@@ -208,6 +260,8 @@ declare namespace HttpAgent {
   interface AgentStats {
     /** Keyed by origin (pool name), as in `getCurrentStatus()`. */
     origins: Record<string, OriginStats>;
+    /** With the `dns` option: each host's cached answer. */
+    dns?: Record<string, DnsHostStats>;
   }
 
   /** Fields of every message on the agent's `diagnostics_channel` channels. */

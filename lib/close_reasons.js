@@ -39,6 +39,8 @@ const CLOSE_REASONS = Object.freeze({
   UPGRADE: 'upgrade',
   /** The caller destroyed the request or socket before its response ended, without an error. */
   ABORTED: 'aborted',
+  /** Its address left its host's DNS answer (the `dns` option): closed when free, or when its response ended. */
+  DNS: 'dns',
 });
 
 /**

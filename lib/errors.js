@@ -135,6 +135,22 @@ class PeerDependencyMissingError extends Error {
   }
 }
 
+/**
+ * The `dns` option's lookup found no address for `hostname` (of the family
+ * asked for): the error dns.lookup gives for it, with the same code, errno,
+ * syscall and message, so that code written for dns.lookup's errors sees one.
+ */
+class DnsNotFoundError extends Error {
+  constructor(hostname) {
+    super(`getaddrinfo ENOTFOUND ${hostname}`);
+    this.name = 'DnsNotFoundError';
+    this.code = 'ENOTFOUND';
+    this.errno = -3008; // libuv's UV_EAI_NONAME, the same on every platform
+    this.syscall = 'getaddrinfo';
+    this.hostname = hostname;
+  }
+}
+
 module.exports = {
   SocketTimeoutError,
   AgentDestroyedError,
@@ -146,4 +162,5 @@ module.exports = {
   InvalidProxyOptionError,
   ProxyTunnelError,
   PeerDependencyMissingError,
+  DnsNotFoundError,
 };

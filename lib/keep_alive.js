@@ -92,6 +92,8 @@ function keepAlive(Base, { name, getName: naming }) {
     #queueBounds = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
     #shutdown = new Shutdown();
+    // The dns option (lib/dns.js, loaded only then), or null: off.
+    #dns = null;
 
     constructor(options) {
       const config = normalizeOptions(options);
@@ -103,6 +105,10 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
       this.#queueBounds = QueueBounds.create(config);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
+      if (config.dns !== undefined) {
+        const { AgentDns } = require('./dns');
+        this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retireFree(socket, state));
+      }
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so
       // that we see the pool and the queue as core is about to change them.
@@ -217,6 +223,8 @@ function keepAlive(Base, { name, getName: naming }) {
     createConnection(...args) {
       const creation = this.#creating;
       this.#creating = null;
+      // dns: core's own copy of the options gets the cache's lookup.
+      if (creation !== null && this.#dns !== null) this.#dns.connecting(args[0], this.#proxy);
       let socket;
       try {
         // Proxy: for core's createSocket, connect to the proxy instead; a
@@ -260,6 +268,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
       this.#shutdown.opened();
+      if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
       this.#events.socketCreated(socket, state);
       KeepAliveAgent.#watch(socket, state);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
@@ -276,7 +285,11 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     // Listeners shared by all sockets; `this` is the socket.
-    static #onConnect() { stateOf(this).connected = true; }
+    static #onConnect() {
+      const state = stateOf(this);
+      state.connected = true;
+      if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
+    }
     static #onTimeout() { stateOf(this).agent.#timeoutEvent(this); }
     static #onError(err) { stateOf(this).agent.#socketErrored(this, err); }
     static #onClose() { stateOf(this).agent.#socketClosed(this); }
@@ -328,7 +341,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // reuseSocket: it would keep the free timeout and reusedSocket false.
       if (req != null) this.#readServerHint(state, req.res);
       const ttl = this.#config.socketActiveTTL;
-      const reason = whyRetired(state, ttl > 0 ? clock.now() : 0, ttl);
+      const reason = whyRetired(state, ttl > 0 ? clock.now() : 0, ttl) ?? this.#dnsRetires(socket, state);
       if (reason !== null) {
         // Core then sees an unwritable socket and destroys it; the queued
         // request gets a new socket when this one closes.
@@ -344,6 +357,12 @@ function keepAlive(Base, { name, getName: naming }) {
         state.idleBeforeReuse = 0;
         this.#setActiveTimeout(socket);
       }
+    }
+
+    // dns: the socket's address left its host's answer (null: it did not, or
+    // the option is off).
+    #dnsRetires(socket, state) {
+      return state.dnsHost !== null && this.#dns.retires(socket, state) ? CLOSE_REASONS.DNS : null;
     }
 
     /** The server's Keep-Alive header on the response the socket just served. */
@@ -362,7 +381,8 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#readServerHint(state, socket._httpMessage?.res);
       const now = clock.now();
       // After close(), every socket closes as soon as it is free.
-      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE : whyRetired(state, now, this.#config.socketActiveTTL);
+      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
+        : whyRetired(state, now, this.#config.socketActiveTTL) ?? this.#dnsRetires(socket, state);
       if (reason !== null) {
         // Core destroys a socket it may not keep.
         state.close(reason);
@@ -558,9 +578,16 @@ function keepAlive(Base, { name, getName: naming }) {
         state.closedByServer();
       }
       this.#learning.closed(socket, state);
+      if (state.dnsHost !== null) this.#dns.socketClosed(state);
       this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
       if (state.phase !== 'upgraded') this.#shutdown.left();
+    }
+
+    // dns: a free socket whose address left its host's answer.
+    #retireFree(socket, state) {
+      this.#removeFromPool(socket, state);
+      this.#close(socket, state, CLOSE_REASONS.DNS);
     }
 
     #close(socket, state, reason) {
@@ -619,6 +646,7 @@ function keepAlive(Base, { name, getName: naming }) {
       for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.DESTROY);
       super.destroy();
       this.#sweeper.stop();
+      if (this.#dns !== null) this.#dns.stop();
     }
 
     /**
@@ -642,6 +670,7 @@ function keepAlive(Base, { name, getName: naming }) {
         }
         for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.AGENT_CLOSE);
         this.#sweeper.stop();
+        if (this.#dns !== null) this.#dns.stop();
       }
       return promise;
     }
@@ -661,8 +690,15 @@ function keepAlive(Base, { name, getName: naming }) {
     /** The learned idle limits, `{ origin: ms }`: a new object on each read. */
     get serverIdleTimeouts() { return this.#learning.toJSON(); }
 
-    /** Per-origin counters and pool sizes: a new plain object on every call (lib/events.js). */
-    getStats() { return this.#events.stats(); }
+    /**
+     * Per-origin counters and pool sizes (lib/events.js), and with the dns
+     * option each host's cached answer: a new plain object on every call.
+     */
+    getStats() {
+      const stats = this.#events.stats();
+      if (this.#dns !== null) stats.dns = this.#dns.snapshot();
+      return stats;
+    }
 
     // ---- deprecated (agentkeepalive 4.x) -------------------------------------------
 

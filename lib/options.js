@@ -93,6 +93,7 @@ const OWN = new Set([
   'keepAliveTimeout', 'freeSocketKeepAliveTimeout', 'maxQueue', 'queueTimeout',
   // Never passed to core: Node 22.21+/24.5+ would proxy on its own with proxyEnv.
   'proxy', 'noProxy', 'proxyEnv',
+  'dns',
 ]);
 
 // The options a misspelled key is compared with (lib/option_typos.js): ours,
@@ -151,6 +152,11 @@ function normalizeOptions(input) {
   // Proxy settings (lib/proxy): validated here, resolved by the agent.
   const proxy = normalizeProxyOptions(input);
   if (proxy !== undefined) normalized.proxy = proxy;
+  // The dns option (lib/dns.js): an agent without it never loads the module.
+  if (input.dns !== undefined && input.dns !== null && input.dns !== false) {
+    const dns = require('./dns').dnsSettings(input.dns);
+    if (dns !== null) normalized.dns = dns;
+  }
 
   // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
   // buffer; keep it in step with ours.
@@ -170,7 +176,7 @@ function defaultTimeout(freeSocketTimeout) {
 const CONSTRUCTION_ONLY = new Set([
   'keepAliveMsecs', 'serverTimeoutMargin',
   'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
-  'agentKeepAliveTimeoutBuffer', 'proxy', 'maxQueue', 'queueTimeout',
+  'agentKeepAliveTimeoutBuffer', 'proxy', 'maxQueue', 'queueTimeout', 'dns',
 ]);
 
 // Options read again each time a socket goes free or active: a write to
@@ -220,4 +226,4 @@ function agentOptions(coreCopy, config) {
   return options;
 }
 
-module.exports = { normalizeOptions, agentOptions };
+module.exports = { normalizeOptions, agentOptions, duration, boolean };

@@ -89,6 +89,11 @@ class SocketState {
     // then; -1 if not; 0 when handed on without entering the pool
     // (lib/events.js).
     this.watchedFreedAt = 0;
+    // With the `dns` option: the host whose cached answer the socket
+    // connected through (lib/dns.js), or null; and the address it connected
+    // to, read when it connects.
+    this.dnsHost = null;
+    this.remoteAddress = null;
   }
 
   /** Idle: in the pool or a probe, or was when the agent decided to close it. */

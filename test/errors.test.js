@@ -10,6 +10,7 @@ const {
   InvalidOptionTypeError,
   InvalidOptionValueError,
   PeerDependencyMissingError,
+  DnsNotFoundError,
 } = require('../lib/errors');
 
 describe('errors', () => {
@@ -88,5 +89,16 @@ describe('errors', () => {
     assert.equal(err.option, 'maxSockets');
     assert.equal(err.value, 0);
     assert.equal(err.message, 'The "maxSockets" option must be an integer >= 1. Received 0');
+  });
+
+  it('DnsNotFoundError carries dns.lookup\'s code, errno, syscall, hostname and message', () => {
+    const err = new DnsNotFoundError('svc.test');
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'DnsNotFoundError');
+    assert.equal(err.code, 'ENOTFOUND');
+    assert.equal(err.errno, -3008);
+    assert.equal(err.syscall, 'getaddrinfo');
+    assert.equal(err.hostname, 'svc.test');
+    assert.equal(err.message, 'getaddrinfo ENOTFOUND svc.test');
   });
 });

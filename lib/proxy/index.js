@@ -113,6 +113,11 @@ class ProxyRoutes {
     return !options.socketPath && !bypasses(this.#noProxy, options.host || 'localhost', options.port);
   }
 
+  /** The proxy's host name (the `dns` option resolves it for the connection to the proxy). */
+  get host() {
+    return this.#proxy.host;
+  }
+
   /** getName: the pool of a proxied request (`name` is the usual one). */
   poolName(name, options) {
     if (!this.proxies(options)) return name;

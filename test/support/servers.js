@@ -24,19 +24,22 @@ function track(server) {
   };
 }
 
-function listen(server, protocol) {
+// `at`: { host, port } (127.0.0.1, 0 if not given) or { path } (a Unix socket).
+function listen(server, protocol, at = {}) {
   const tracker = track(server);
+  const where = at.path !== undefined ? [at.path] : [at.port ?? 0, at.host ?? '127.0.0.1'];
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(...where, () => {
       server.removeListener('error', reject);
-      const { port } = server.address();
+      const port = at.path === undefined ? server.address().port : undefined;
+      const authority = at.path === undefined ? `${net.isIPv6(where[1]) ? `[${where[1]}]` : where[1]}:${port}` : 'localhost';
       resolve({
         server,
         port,
         protocol,
-        origin: `${protocol}//127.0.0.1:${port}`,
-        url(path = '/') { return `${protocol}//127.0.0.1:${port}${path}`; },
+        origin: `${protocol}//${authority}`,
+        url(path = '/') { return `${protocol}//${authority}${path}`; },
         connections: tracker.connections,
         get accepted() { return tracker.accepted; },
         close() {
@@ -58,22 +61,25 @@ function defaultHandler(req, res) {
   });
 }
 
-/** An http server; `handler(req, res)` defaults to answering "ok METHOD URL". */
-function createHttpServer(handler = defaultHandler, options = {}) {
+/**
+ * An http server; `handler(req, res)` defaults to answering "ok METHOD URL".
+ * `options.listen` says where: { host, port } (127.0.0.1, port 0) or { path }.
+ */
+function createHttpServer(handler = defaultHandler, { listen: at, ...options } = {}) {
   const server = http.createServer(options, handler);
   server.keepAliveTimeout = options.keepAliveTimeout ?? 30000;
-  return listen(server, 'http:');
+  return listen(server, 'http:', at);
 }
 
-/** An https server with the fixture certificate for localhost and 127.0.0.1. */
-function createHttpsServer(handler = defaultHandler, options = {}) {
+/** An https server with the fixture certificate for localhost and 127.0.0.1; `options.listen` as above. */
+function createHttpsServer(handler = defaultHandler, { listen: at, ...options } = {}) {
   const server = https.createServer({
     key: fixtures.serverKey,
     cert: fixtures.serverCert,
     ...options,
   }, handler);
   server.keepAliveTimeout = options.keepAliveTimeout ?? 30000;
-  return listen(server, 'https:');
+  return listen(server, 'https:', at);
 }
 
 /** http or https by name, for tests that run over both. */

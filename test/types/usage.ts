@@ -4,7 +4,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
-import type { AgentStats, AgentStatus, CloseReason, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
+import type { AgentStats, AgentStatus, CloseReason, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
+import * as dns from 'node:dns';
 import axios from 'axios';
 
 // The default export is HttpAgent itself.
@@ -79,6 +80,22 @@ for (const [origin, o] of Object.entries(stats.origins)) {
   console.log(origin, numbers, learned, byFreeTimeout);
 }
 const reason: CloseReason = 'server-close';
+const retired: CloseReason = 'dns';
+
+// The dns option: true, or settings with either kind of resolver.
+const promiseResolver = new dns.promises.Resolver({ timeout: 1000, tries: 2 });
+promiseResolver.setServers(['127.0.0.1:5353']);
+const dnsOptions: DnsOptions = { resolver: promiseResolver, minTtl: '1s', maxTtl: 300000, lookupTtl: '10s', staleTtl: '5m', spread: true };
+new HttpAgent({ dns: true });
+new HttpAgent({ dns: 'false' });
+new HttpsAgent({ dns: dnsOptions });
+new HttpsAgent({ dns: { resolver: new dns.Resolver() } });
+const hosts: Record<string, DnsHostStats> | undefined = httpAgent.getStats().dns;
+for (const [host, answer] of Object.entries(hosts ?? {})) {
+  const first: string | undefined = answer.addresses[0]?.address;
+  const from: 'dns' | 'lookup' = answer.source;
+  console.log(host, first, from, answer.ttlMs, answer.expiresInMs, answer.stale, answer.sockets, retired);
+}
 const perOriginStats: OriginStats | undefined = httpAgent.getStats().origins['127.0.0.1:80:'];
 // @ts-expect-error not a close reason
 const badReason: CloseReason = 'timeout';
