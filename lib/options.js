@@ -210,4 +210,4 @@ function agentOptions(coreCopy, config) {
   return options;
 }
 
-module.exports = { normalizeOptions, agentOptions };
+module.exports = { normalizeOptions, agentOptions, count, duration };

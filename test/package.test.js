@@ -42,7 +42,7 @@ describe('package contents (npm pack --dry-run)', function () {
     packed = manifest.files.map((file) => file.path).sort();
   });
 
-  it('ships exactly the entry points (otel.d.ts too), lib/, README.md, LICENSE and package.json', () => {
+  it('ships exactly the entry points (otel.d.ts and retry.d.ts too), lib/, README.md, LICENSE and package.json', () => {
     const expected = [
       'LICENSE',
       'README.md',
@@ -51,6 +51,7 @@ describe('package contents (npm pack --dry-run)', function () {
       'index.mjs',
       'otel.d.ts',
       'package.json',
+      'retry.d.ts',
       ...filesUnder('lib'),
     ].sort();
     assert.deepEqual(packed, expected);
