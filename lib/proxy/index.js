@@ -16,7 +16,7 @@
 // pooled sockets to the agent.
 const net = require('node:net');
 const tls = require('node:tls');
-const { normalizeProxyOptions, resolveProxy } = require('./options');
+const { resolveProxy } = require('./options');
 const { bypasses } = require('./no_proxy');
 const { openTunnel, authority } = require('./tunnel');
 
@@ -128,11 +128,6 @@ class ProxyRoutes {
     return options.localAddress ? `${this.#forwardPool} from ${options.localAddress}` : this.#forwardPool;
   }
 
-  /** True when createConnection must go through the proxy. */
-  handles(options) {
-    return this.proxies(options);
-  }
-
   /**
    * createConnection for a proxied request. http: returns the connection to
    * the proxy. https: returns undefined and calls `callback` once, with the
@@ -240,15 +235,10 @@ function serveQueue(agent, socket, options) {
   agent.removeSocket(socket, options);
 }
 
-/** Validated proxy options, or undefined when none is given (options.js). */
-function proxyOptions(input) {
-  return normalizeProxyOptions(input);
-}
-
 /** The agent's proxy routes, or null: no proxy configured (keep_alive.js). */
 function createProxyRoutes(settings, protocol) {
   const resolved = resolveProxy(settings, protocol);
   return resolved === null ? null : new ProxyRoutes(resolved, protocol);
 }
 
-module.exports = { proxyOptions, createProxyRoutes };
+module.exports = { createProxyRoutes };
