@@ -164,6 +164,7 @@ declare namespace HttpAgent {
     | 'destroy'
     | 'agent-close'
     | 'upgrade'
+    | 'stale-peer'
     | 'aborted';
 
   /** The counters of one origin in `getStats()`. */

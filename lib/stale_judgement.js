@@ -4,7 +4,8 @@
 // server had already closed while it sat idle (a stale socket: the server
 // never saw the request), or one the server was working on. Pure: it is given
 // the socket's facts and answers; it reads no clock and holds no socket
-// (test/stale-judgement.test.js tests it without sockets).
+// (test/stale-judgement.test.js tests it without sockets). lib/stale_marks.js
+// gathers the facts and writes the answer on the error.
 //
 // The rule, for a request that failed before any byte of its response:
 //
@@ -95,24 +96,8 @@ function judgeFailure(facts) {
   };
 }
 
-/**
- * Writes the marks on the error the caller will receive. Only new fields:
- * `code`, `message` and the rest stay as they are. An error that is not an
- * extensible object (a string, a frozen error) is left alone.
- */
-function markError(err, marks) {
-  if (err === null || typeof err !== 'object' || !Object.isExtensible(err)) return false;
-  err.reusedSocket = marks.reusedSocket;
-  err.socketIdleMs = marks.socketIdleMs;
-  err.socketRequests = marks.socketRequests;
-  err.staleSocket = marks.staleSocket;
-  err.replayable = marks.replayable;
-  return true;
-}
-
 module.exports = {
   judgeFailure,
-  markError,
   staleWindow,
   isIdempotent,
   RTT_FACTOR,

@@ -4,9 +4,10 @@
 // failed request on a pooled socket, the marks its error gets.
 const assert = require('node:assert/strict');
 const {
-  judgeFailure, markError, staleWindow, isIdempotent,
+  judgeFailure, staleWindow, isIdempotent,
   RTT_FACTOR, MIN_WINDOW_MS, MAX_WINDOW_MS, SUPPORT_SHARE, SUPPORT_FACTOR,
 } = require('../lib/stale_judgement');
+const { markError } = require('../lib/stale_marks');
 
 /** A GET that failed 2 ms after it got a socket that served 3 requests and sat idle 1500 ms (connect: 1 ms). */
 function facts(overrides = {}) {
