@@ -5,7 +5,7 @@
 const assert = require('node:assert/strict');
 const {
   judgeFailure, staleWindow, isIdempotent,
-  RTT_FACTOR, MIN_WINDOW_MS, MAX_WINDOW_MS, SUPPORT_SHARE, SUPPORT_FACTOR,
+  RTT_FACTOR, MIN_WINDOW_MS, MAX_WINDOW_MS, SUPPORT_SHARE,
 } = require('../lib/stale_judgement');
 const { markError } = require('../lib/stale_marks');
 
@@ -40,22 +40,23 @@ describe('stale judgement (lib/stale_judgement.js)', () => {
     assert.equal(judgeFailure(facts({ responseBytes: 512, sinceStartMs: 5000 })), null);
   });
 
+  const far = 200; // a connect time for which RTT_FACTOR of them exceed the floor
+  const window = RTT_FACTOR * far;
+
   it('the window: RTT_FACTOR connect times, at least MIN_WINDOW_MS, always under MAX_WINDOW_MS', () => {
+    assert.ok(MIN_WINDOW_MS < window && window < MAX_WINDOW_MS && MAX_WINDOW_MS < 1000);
     assert.equal(staleWindow(1, false), MIN_WINDOW_MS);
     assert.equal(staleWindow(0, false), MIN_WINDOW_MS);
     assert.equal(staleWindow(NaN, false), MIN_WINDOW_MS);
     assert.equal(staleWindow(undefined, false), MIN_WINDOW_MS);
-    assert.equal(staleWindow(100, false), RTT_FACTOR * 100);
+    assert.equal(staleWindow(far, false), window);
     assert.equal(staleWindow(10000, false), MAX_WINDOW_MS);
-    assert.ok(MAX_WINDOW_MS < 1000);
-    assert.equal(staleWindow(100, true), SUPPORT_FACTOR * RTT_FACTOR * 100);
-    assert.equal(staleWindow(10000, true), MAX_WINDOW_MS);
+    for (const connectMs of [0, far, 10000]) assert.equal(staleWindow(connectMs, true), MAX_WINDOW_MS);
   });
 
   it('stale within the window, not stale from its end on; the marks stay', () => {
-    const window = RTT_FACTOR * 100;
-    assert.equal(judgeFailure(facts({ connectMs: 100, sinceStartMs: window - 1 })).staleSocket, true);
-    const late = judgeFailure(facts({ connectMs: 100, sinceStartMs: window }));
+    assert.equal(judgeFailure(facts({ connectMs: far, sinceStartMs: window - 1 })).staleSocket, true);
+    const late = judgeFailure(facts({ connectMs: far, sinceStartMs: window }));
     assert.deepEqual(late, { reusedSocket: true, socketIdleMs: 1500, socketRequests: 3, staleSocket: false, replayable: false });
   });
 
@@ -67,15 +68,16 @@ describe('stale judgement (lib/stale_judgement.js)', () => {
     }
   });
 
-  it('an idle time near the known limit widens the window, and never decides alone', () => {
+  it('an idle time near the known limit widens the window to its ceiling, and never decides alone', () => {
     const limit = 2000;
     const near = SUPPORT_SHARE * limit;
     const beyond = MIN_WINDOW_MS + 1; // past the plain window, within the supported one
     assert.equal(judgeFailure(facts({ idleMs: near - 1, knownLimitMs: limit, sinceStartMs: beyond })).staleSocket, false);
     assert.equal(judgeFailure(facts({ idleMs: near, knownLimitMs: limit, sinceStartMs: beyond })).staleSocket, true);
+    assert.equal(judgeFailure(facts({ idleMs: near, knownLimitMs: limit, sinceStartMs: MAX_WINDOW_MS - 1 })).staleSocket, true);
     assert.equal(judgeFailure(facts({ idleMs: near, sinceStartMs: beyond })).staleSocket, false, 'no known limit');
     // Alone: late, or after response bytes.
-    assert.equal(judgeFailure(facts({ idleMs: limit, knownLimitMs: limit, sinceStartMs: 2 * beyond })).staleSocket, false);
+    assert.equal(judgeFailure(facts({ idleMs: limit, knownLimitMs: limit, sinceStartMs: MAX_WINDOW_MS })).staleSocket, false);
     assert.equal(judgeFailure(facts({ idleMs: limit, knownLimitMs: limit, responseBytes: 10 })), null);
   });
 
