@@ -227,6 +227,7 @@ declare namespace HttpAgent {
     | 'destroy'
     | 'agent-close'
     | 'upgrade'
+    | 'stale-peer'
     | 'aborted'
     | 'dns';
 
@@ -320,6 +321,35 @@ declare namespace HttpAgent {
     'steady-agent:request:queued': RequestQueuedMessage;
     'steady-agent:request:dequeued': RequestDequeuedMessage;
   }
+
+  /**
+   * The fields the agent adds to the error of a request that failed on a
+   * reused socket before any byte of its response: an OS error such as
+   * `ECONNRESET` or `EPIPE`, or Node's `'socket hang up'`. Its `code` and
+   * `message` stay as they were. `steady-agent/retry` reads them.
+   */
+  interface ReusedSocketMarks {
+    /** The socket had served a request before this one. */
+    reusedSocket: true;
+    /** How long the socket sat idle before this request, in whole ms (0: handed straight on from the previous request). */
+    socketIdleMs: number;
+    /** How many requests the socket served before this one. */
+    socketRequests: number;
+    /**
+     * The agent's judgement that the server had closed the connection while
+     * it sat idle and never saw the request: the failure came within a few
+     * round trips of the request being written, never a second or more.
+     */
+    staleSocket: boolean;
+    /**
+     * `staleSocket`, and the request is idempotent (GET, HEAD, OPTIONS, TRACE,
+     * PUT, DELETE) or carries an `Idempotency-Key` or `X-Idempotency-Key` header.
+     */
+    replayable: boolean;
+  }
+
+  /** A request's error as the agent marked it (`err.reusedSocket === true` tells one). */
+  type ReusedSocketError = NodeJS.ErrnoException & ReusedSocketMarks;
 
   /** The keep-alive behaviour over `https.Agent`; instances are `https.Agent`s. */
   class HttpsAgent extends https.Agent {

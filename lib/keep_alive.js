@@ -28,6 +28,7 @@ const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
 const { Shutdown } = require('./shutdown');
+const { markFailure, idleAtLeast } = require('./stale_marks');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -281,15 +282,17 @@ function keepAlive(Base, { name, getName: naming }) {
       socket.on('timeout', KeepAliveAgent.#onTimeout);
       socket.on('error', KeepAliveAgent.#onError);
       socket.on('close', KeepAliveAgent.#onClose);
+      socket.on('end', KeepAliveAgent.#onEnd);
       socket.once('agentRemove', KeepAliveAgent.#onAgentRemove);
     }
 
     // Listeners shared by all sockets; `this` is the socket.
     static #onConnect() {
       const state = stateOf(this);
-      state.connected = true;
+      state.connect(clock.now());
       if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
     }
+    static #onEnd() { stateOf(this).agent.#judgeFailure(this, null); }
     static #onTimeout() { stateOf(this).agent.#timeoutEvent(this); }
     static #onError(err) { stateOf(this).agent.#socketErrored(this, err); }
     static #onClose() { stateOf(this).agent.#socketClosed(this); }
@@ -307,6 +310,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
       this.removeListener('error', KeepAliveAgent.#onError);
+      this.removeListener('end', KeepAliveAgent.#onEnd);
     }
 
     // ---- active -> free, or straight to a queued request ---------------------
@@ -351,7 +355,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const next = queue[0];
       if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
       if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) {
-        state.handTo(next);
+        state.handTo(next, clock.now(), socket.bytesRead);
         this.#activate(socket, state);
       } else {
         state.idleBeforeReuse = 0;
@@ -549,6 +553,7 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#removeFromPool(socket, state);
         return;
       }
+      this.#judgeFailure(socket, err);
       if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learning.collision(socket, state, clock.now());
       // Anywhere else, counting must hide nothing: the error is the caller's,
       // as it would be without the agent. Our listener is the only one when
@@ -560,6 +565,21 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket.listenerCount('error') === 1) {
         socket.removeListener('error', KeepAliveAgent.#onError);
         socket.emit('error', err);
+      }
+    }
+
+    // A request on `socket` failed: with `err`, or with the 'socket hang up'
+    // that core's 'end' listener, after ours, is about to create (err null).
+    // Its error is marked; after a stale collision the free sockets idle as
+    // long close, so a retry gets a younger socket (lib/stale_marks.js).
+    #judgeFailure(socket, err) {
+      const state = stateOf(socket);
+      if (state.idle || state.closedBy === 'agent') return;
+      const now = clock.now();
+      const idleMs = markFailure(socket, state, err, now, state.serverTimeout ?? this.#learning.limitOf(state.pool));
+      for (const older of idleAtLeast(this.freeSockets[state.pool], idleMs, now)) {
+        this.#removeFromPool(older, stateOf(older));
+        this.#close(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
       }
     }
 

@@ -226,4 +226,4 @@ function agentOptions(coreCopy, config) {
   return options;
 }
 
-module.exports = { normalizeOptions, agentOptions, duration, boolean };
+module.exports = { normalizeOptions, agentOptions, count, duration, boolean };

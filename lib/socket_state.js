@@ -52,6 +52,13 @@ class SocketState {
     // Times are clock.now() (monotonic) ms. createdAt is for the TTL and the
     // lifetime (SOCKET_CREATED_TIME is wall-clock).
     this.createdAt = now;
+    // From creation to connected (TLS and proxy tunnel included): the round
+    // trip estimate of the stale judgement (lib/stale_judgement.js); 0 until
+    // connected, or if it connected before the agent took it on.
+    this.connectMs = 0;
+    // When its current request got it (picked from the pool, or handed on):
+    // how long after that a failure came is the stale judgement's other fact.
+    this.requestStartedAt = now;
     // When it last entered the pool; meaningful while free or a probe.
     this.freedAt = now;
     // When a free socket (or a probe) is closed, and which limit set that
@@ -64,8 +71,9 @@ class SocketState {
     // ms it sat idle before its current request (0: fresh, or handed
     // straight from one request to the next).
     this.idleBeforeReuse = 0;
-    // socket.bytesRead when it entered the pool: more later means bytes came
-    // while it sat idle (or, after a reuse, that the response had begun).
+    // socket.bytesRead when it entered the pool, or was handed straight to a
+    // queued request: more later means bytes came while it sat idle (or,
+    // after a reuse, that the response had begun).
     this.bytesReadWhenFreed = 0;
     // Requests the server still takes (Keep-Alive: max), and its Keep-Alive
     // timeout in ms (undefined: not announced).
@@ -112,10 +120,21 @@ class SocketState {
     this.requestsLeft--;
   }
 
-  /** Handed to `req`, a queued request, without entering the pool. */
-  handTo(req) {
+  /** Connected at `now`. */
+  connect(now) {
+    this.connected = true;
+    this.connectMs = now - this.createdAt;
+  }
+
+  /**
+   * Handed to `req`, a queued request, without entering the pool, at `now`;
+   * `bytesRead` is the socket's count then.
+   */
+  handTo(req, now, bytesRead) {
     this.handedTo = req;
     this.idleBeforeReuse = 0;
+    this.requestStartedAt = now;
+    this.bytesReadWhenFreed = bytesRead;
   }
 
   /**
@@ -151,6 +170,7 @@ class SocketState {
   /** Picked from the pool at `now` for a request. */
   picked(now) {
     this.idleBeforeReuse = now - this.freedAt;
+    this.requestStartedAt = now;
   }
 
   /** Out of the pool, watched until the server closes it or its bound passes. Returns the new deadline. */
