@@ -24,7 +24,15 @@ const channels = Object.freeze({
   serverIdleLimit: dc.channel('steady-agent:server-idle-limit'),
   queued: dc.channel('steady-agent:request:queued'),
   dequeued: dc.channel('steady-agent:request:dequeued'),
+  noSocket: dc.channel('steady-agent:request:no-socket'),
 });
+
+// How a request ended without a socket: its getStats() counter, and the
+// `outcome` the no-socket channel and OpenTelemetry (error.type) name it by.
+const QUEUE_FULL = Object.freeze({ counter: 'queueFull', name: 'queue-full' }); // maxQueue
+const QUEUE_TIMEOUT = Object.freeze({ counter: 'queueTimeouts', name: 'queue-timeout' }); // queueTimeout
+const AGENT_CLOSED = Object.freeze({ counter: 'refusedAfterClose', name: 'agent-closed' }); // after close()
+const LEFT_QUEUE = Object.freeze({ counter: 'leftQueue', name: 'left-queue' }); // aborted, or agent.destroy()
 
 // Our tags on core's sockets and requests. One record per socket: each
 // symbol-keyed access to a socket is a lookup that sees sockets of many
@@ -186,19 +194,23 @@ class PoolEvents {
 
   // `this` is the request.
   static #onDequeued(socket) {
-    this.removeListener('close', PoolEvents.#onClosedWhileQueued);
-    const queued = this[kQueued];
-    this[kQueued] = undefined;
+    const queued = PoolEvents.#leave(this);
     queued.events.#dequeued(this, socket, queued);
   }
 
   // Failed (agent.destroy()) or aborted while waiting: it leaves the queue without a socket.
   static #onClosedWhileQueued() {
-    this.removeListener('socket', PoolEvents.#onDequeued);
-    const { events, entry } = this[kQueued];
-    this[kQueued] = undefined;
-    entry.waiting--;
-    events.#origins.settle(entry);
+    const queued = PoolEvents.#leave(this);
+    queued.events.#endedWithoutSocket(this, queued.entry, LEFT_QUEUE, now() - queued.at);
+  }
+
+  /** The request's queue record, its listeners gone: it has left the queue. */
+  static #leave(req) {
+    req.removeListener('socket', PoolEvents.#onDequeued);
+    req.removeListener('close', PoolEvents.#onClosedWhileQueued);
+    const queued = req[kQueued];
+    req[kQueued] = undefined;
+    return queued;
   }
 
   #dequeued(req, socket, { entry, at }) {
@@ -206,6 +218,39 @@ class PoolEvents {
     entry.waited(waitedMs);
     if (channels.dequeued.hasSubscribers) {
       this.#publish(channels.dequeued, { request: req, waitedMs }, entry, socket);
+    }
+    this.#origins.settle(entry);
+  }
+
+  /** queueTimeout took `req` out of the queue; its error is on the way (lib/queue_bounds.js). */
+  queueTimedOut(req) {
+    const queued = PoolEvents.#leave(req);
+    this.#endedWithoutSocket(req, queued.entry, QUEUE_TIMEOUT, now() - queued.at);
+  }
+
+  /** maxQueue turned `req` away: it never waited (lib/queue_bounds.js). */
+  queueFull(req, pool, options) {
+    this.#endedWithoutSocket(req, this.#use(pool, options), QUEUE_FULL, null);
+  }
+
+  /**
+   * close() was called: `req` gets no socket. Its arguments are addRequest's;
+   * its pool is named as core's addRequest would (the agent's options over
+   * the request's), so that it counts under the origin it was for.
+   */
+  refusedAfterClose(req, options, port, localAddress) {
+    if (typeof options === 'string') options = { host: options, port, localAddress };
+    const merged = { __proto__: null, ...options, ...this.#agent.options };
+    merged.host ||= 'localhost'; // core's default, in getName
+    const pool = this.#agent.getName(merged);
+    this.#endedWithoutSocket(req, this.#use(pool, merged), AGENT_CLOSED, null);
+  }
+
+  /** `req` got no socket, by `outcome` (QUEUE_FULL...), after waiting `waitedMs` in the queue (null: it never joined it). */
+  #endedWithoutSocket(req, entry, outcome, waitedMs) {
+    entry.noSocket(outcome.counter, waitedMs);
+    if (channels.noSocket.hasSubscribers) {
+      this.#publish(channels.noSocket, { request: req, outcome: outcome.name, waitedMs: waitedMs ?? 0 }, entry);
     }
     this.#origins.settle(entry);
   }
