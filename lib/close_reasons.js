@@ -3,9 +3,9 @@
 // Why a socket closed: every answer the `steady-agent:socket:close` event and
 // getStats().closeReasons give, decided here and nowhere else.
 //
-// Two kinds of reason. The agent's own decisions are recorded on the socket
-// at the moment it decides (recordCloseReason), because by the time 'close'
-// comes the cause is gone. Everything else (the server, a socket error, the
+// Two kinds of reason. The agent's own decisions are recorded in the
+// socket's state at the moment it decides (SocketState#close), because by the
+// time 'close' comes the cause is gone. Everything else (the server, a socket error, the
 // caller) is read from the socket when it closes (closeReason). The first
 // recorded reason wins: a socket the agent closes for its TTL and that then
 // errors on the way out closed for its TTL.
@@ -41,29 +41,16 @@ const CLOSE_REASONS = Object.freeze({
   ABORTED: 'aborted',
 });
 
-// Module-local tags on core's sockets.
-const kReason = Symbol('steady-agent.closeReason');
-const kErrored = Symbol('steady-agent.errored');
-
-/** The agent decided to close `socket` for `reason` (one of CLOSE_REASONS); the first decision stands. */
-function recordCloseReason(socket, reason) {
-  if (socket[kReason] === undefined) socket[kReason] = reason;
-}
-
-/** The socket emitted 'error'. */
-function recordSocketError(socket) {
-  socket[kErrored] = true;
-}
-
 /**
- * Why `socket` closed, asked on its 'close'. `wasFree`: it sat idle in the
- * pool, so nobody but the server (or Node, on bytes from the server) could
- * close it.
+ * Why `socket` closed, asked on its 'close'. `state` is its SocketState
+ * (lib/socket_state.js), where the agent's decision was recorded (its
+ * close(reason)). `wasFree`: it sat idle in the pool, so nobody but the server
+ * (or Node, on bytes from the server) could close it.
  */
-function closeReason(socket, wasFree) {
-  const recorded = socket[kReason];
-  if (recorded !== undefined) return recorded;
-  if (socket[kErrored] === true) return CLOSE_REASONS.ERROR;
+function closeReason(socket, state, wasFree) {
+  const recorded = state.closeReason;
+  if (recorded !== null) return recorded;
+  if (state.errored) return CLOSE_REASONS.ERROR;
   if (wasFree) return CLOSE_REASONS.SERVER_CLOSE;
   // Core keeps the finished request on a socket it does not pool
   // (`Connection: close`, maxFreeSockets reached, keepSocketAlive refused)
@@ -74,4 +61,4 @@ function closeReason(socket, wasFree) {
   return CLOSE_REASONS.ABORTED;
 }
 
-module.exports = { CLOSE_REASONS, recordCloseReason, recordSocketError, closeReason };
+module.exports = { CLOSE_REASONS, closeReason };

@@ -1,18 +1,21 @@
 'use strict';
 
-// What the agent tells the outside about its pools: events on
-// diagnostics_channel, and the per-origin counters of getStats().
+// What the agent tells the outside about its pools, and every count it
+// keeps: agentkeepalive's counters on the agent (createSocketCount and the
+// rest), the per-origin counters of getStats(), and the events on
+// diagnostics_channel. The agent makes one call here at each step of a
+// socket's life, and each call updates all three.
 //
-// The agent calls one method here at each step of a socket's life. Counting
-// for getStats() is an integer increment on the socket's origin entry; a
-// message is built, and a clock read, only when its channel has subscribers,
-// so an agent nobody watches does no more than count. getStats() is kept
-// here and not by subscribing to our own channels: that would make every
-// channel look watched.
+// Counting is an integer increment; a message is built, and a clock read,
+// only when its channel has subscribers, so an agent nobody watches does no
+// more than count. getStats() is kept here and not by subscribing to our own
+// channels: that would make every channel look watched.
 const dc = require('node:diagnostics_channel');
 const { OriginTable } = require('./stats');
-const { closeReason, recordSocketError } = require('./close_reasons');
+const { closeReason } = require('./close_reasons');
 const { SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
+const { now } = require('./clock');
+const { stateOf } = require('./socket_state');
 
 // Made once: a channel's hasSubscribers is then a field read. Holding them
 // also keeps them alive on Node 18, where channels are weakly referenced.
@@ -34,23 +37,8 @@ const QUEUE_TIMEOUT = Object.freeze({ counter: 'queueTimeouts', name: 'queue-tim
 const AGENT_CLOSED = Object.freeze({ counter: 'refusedAfterClose', name: 'agent-closed' }); // after close()
 const LEFT_QUEUE = Object.freeze({ counter: 'leftQueue', name: 'left-queue' }); // aborted, or agent.destroy()
 
-// Our tags on core's sockets and requests. One record per socket: each
-// symbol-keyed access to a socket is a lookup that sees sockets of many
-// shapes, so the per-request path makes one and reads plain fields after it.
-const kSocket = Symbol('steady-agent.socketRecord'); // a SocketRecord
-const kQueued = Symbol('steady-agent.queued'); // { events, entry, at } of a queued request
-
-class SocketRecord {
-  constructor(entry, createdAt) {
-    this.entry = entry; // the origin's OriginStats
-    this.createdAt = createdAt; // performance.now() at creation
-    // performance.now() when the socket entered the pool, if someone watched
-    // reuse then; -1 if not; 0 when it was handed on without entering the pool.
-    this.freedAt = 0;
-  }
-}
-
-const { now } = require('./clock');
+// Our tag on a queued request (core's object): { events, entry, at }.
+const kQueued = Symbol('steady-agent.queued');
 
 class PoolEvents {
   #agent;
@@ -85,26 +73,37 @@ class PoolEvents {
 
   // ---- sockets ----------------------------------------------------------------
 
-  socketCreated(socket, pool, options) {
-    const entry = this.#use(pool, options);
+  /** The per-origin counters of `pool`, for a new socket's state. */
+  origin(pool, options) {
+    return this.#use(pool, options);
+  }
+
+  /** The agent took on a new socket (its state is attached). */
+  socketCreated(socket, state) {
+    this.#agent.createSocketCount++;
+    const entry = state.entry;
     entry.open++;
     entry.socketsCreated++;
-    socket[kSocket] = new SocketRecord(entry, now());
     if (channels.create.hasSubscribers) this.#publish(channels.create, {}, entry, socket);
   }
 
-  /** The socket finished a request (counted as the agent's requestCount is). */
-  requestFinished(socket) {
-    socket[kSocket].entry.requests++;
+  /** Making a socket failed before there was one of ours (a proxy tunnel). */
+  socketCreateFailed() {
+    this.#agent.createSocketErrorCount++;
+  }
+
+  /** The socket finished a request. */
+  requestFinished(state) {
+    this.#agent.requestCount++;
+    state.entry.requests++;
   }
 
   /** The socket, having served a request, got another one: from the pool or straight from the queue. */
-  socketReused(socket) {
-    const record = socket[kSocket];
-    const entry = record.entry;
+  socketReused(socket, state) {
+    const entry = state.entry;
     entry.reusedRequests++;
-    const freedAt = record.freedAt;
-    record.freedAt = 0;
+    const freedAt = state.watchedFreedAt;
+    state.watchedFreedAt = 0;
     if (channels.reuse.hasSubscribers) {
       let idleMs = null; // it entered the pool before anyone watched
       if (freedAt === 0) idleMs = 0;
@@ -115,21 +114,19 @@ class PoolEvents {
 
   /**
    * The socket entered the pool for `freeTimeoutMs` (Infinity: no limit);
-   * `limitedBy` names the limit that set it, worked out only when the free
-   * channel is watched.
+   * its state's `limitedBy` names the limit that set it.
    */
-  socketFree(socket, freeTimeoutMs, limitedBy) {
-    const record = socket[kSocket];
-    record.freedAt = channels.reuse.hasSubscribers ? now() : -1;
+  socketFree(socket, state, freeTimeoutMs) {
+    state.watchedFreedAt = channels.reuse.hasSubscribers ? now() : -1;
     if (channels.free.hasSubscribers) {
-      this.#publish(channels.free, { freeTimeoutMs, limitedBy }, record.entry, socket);
+      this.#publish(channels.free, { freeTimeoutMs, limitedBy: state.limitedBy }, state.entry, socket);
     }
   }
 
-  /** The server's Keep-Alive timeout on the response the socket just served (ms, or undefined). */
-  serverHint(socket, announcedMs) {
-    const entry = socket[kSocket].entry;
-    const ms = announcedMs ?? null;
+  /** The server's Keep-Alive timeout on the response the socket just served (its state's serverTimeout). */
+  serverHint(state) {
+    const entry = state.entry;
+    const ms = state.serverTimeout ?? null;
     if (entry.announced === ms) return;
     entry.announced = ms;
     if (channels.serverIdleLimit.hasSubscribers) {
@@ -137,26 +134,30 @@ class PoolEvents {
     }
   }
 
-  socketTimedOut(socket) {
-    socket[kSocket].entry.timeouts++;
+  socketTimedOut(state) {
+    this.#agent.timeoutSocketCount++;
+    state.entry.timeouts++;
   }
 
-  socketErrored(socket) {
-    recordSocketError(socket);
-    socket[kSocket].entry.errors++;
+  /** The socket emitted 'error': before it connected, a creation error. */
+  socketErrored(state) {
+    if (state.connected) this.#agent.errorSocketCount++;
+    else this.#agent.createSocketErrorCount++;
+    state.errored = true;
+    state.entry.errors++;
   }
 
   /** The socket closed; `wasFree`: it was idle in the pool. */
-  socketClosed(socket, wasFree) {
-    const record = socket[kSocket];
-    const entry = record.entry;
-    const reason = closeReason(socket, wasFree);
+  socketClosed(socket, state, wasFree) {
+    this.#agent.closeSocketCount++;
+    const entry = state.entry;
+    const reason = closeReason(socket, state, wasFree);
     entry.closed(reason);
     if (channels.close.hasSubscribers) {
       this.#publish(channels.close, {
         reason,
         requests: socket[SOCKET_REQUEST_FINISHED_COUNT],
-        lifetimeMs: now() - record.createdAt,
+        lifetimeMs: now() - state.createdAt,
       }, entry, socket);
     }
     this.#origins.settle(entry);
@@ -266,7 +267,7 @@ class PoolEvents {
 
 /** The origin entry of a socket the agent created (for lib/otel.js), or undefined. */
 function socketOrigin(socket) {
-  return socket[kSocket]?.entry;
+  return stateOf(socket)?.entry;
 }
 
 module.exports = { PoolEvents, channels, socketOrigin };

@@ -13,16 +13,19 @@
 const debug = require('debug')('steady-agent');
 const { normalizeOptions, agentOptions } = require('./options');
 const { statusSnapshot, takeStatusChanged } = require('./status');
-const { ServerLimits, idleAllowance, probeBound } = require('./server_limits');
+const { freeTimeout } = require('./server_limits');
+const { IdleLearning } = require('./idle_learning');
+const { whyNotReusable, whyRetired } = require('./reuse_check');
+const { SocketState, stateOf, attachState } = require('./socket_state');
 const clock = require('./clock');
 const { MAX_TIMER } = clock;
 const { FreeSocketSweeper } = require('./free_socket_sweeper');
-const { parseKeepAlive } = require('./keep_alive_header');
+const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
 const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
-const { CLOSE_REASONS, recordCloseReason } = require('./close_reasons');
+const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
 const { Shutdown } = require('./shutdown');
 const {
@@ -35,53 +38,8 @@ const {
   SOCKET_REQUEST_FINISHED_COUNT,
 } = require('./constants');
 
-// Our tags on sockets. The sockets are core's objects, so module-local
-// Symbols rather than fields.
-const kAgent = Symbol('steady-agent.agent');
-const kPool = Symbol('steady-agent.pool'); // the pool (origin) name
-// Times are clock.now() (monotonic) ms; see clock.js.
-const kCreatedAt = Symbol('steady-agent.createdAt'); // for the TTL (SOCKET_CREATED_TIME is wall-clock)
-const kIdleSince = Symbol('steady-agent.idleSince'); // on entering the free pool; 0 while active
-const kFreeDeadline = Symbol('steady-agent.freeDeadline'); // time a free socket (or a probe) is closed at
-const kIdleBeforeReuse = Symbol('steady-agent.idleBeforeReuse'); // ms the socket sat idle before its current request
-const kProbeBound = Symbol('steady-agent.probeBound'); // ms a probe may stay idle; 0: the learned limit did not decide its deadline
-const kRequestsLeft = Symbol('steady-agent.requestsLeft'); // requests the server still takes (Keep-Alive max)
-const kServerTimeout = Symbol('steady-agent.serverTimeout'); // ms, from Keep-Alive timeout
-const kClosedByAgent = Symbol('steady-agent.closedByAgent'); // we closed it: not a server close to learn from
-const kConnected = Symbol('steady-agent.connected');
-const kBytesReadWhenFreed = Symbol('steady-agent.bytesReadWhenFreed');
-// The queued request a socket was handed to on 'free'; it may be aborted
-// before it takes the socket, and then the socket served nothing new.
-const kHandedTo = Symbol('steady-agent.handedTo');
-// The options core created the socket with (its pool name, its TLS and
-// socket options): core's removeSocket needs them.
-const kCreateOptions = Symbol('steady-agent.createOptions');
-// Taken out of core's maps already (an active timeout): core's own
-// removeSocket on 'close' has nothing left to do.
-const kRemoved = Symbol('steady-agent.removed');
-// Left the agent for an HTTP upgrade: no longer one of the sockets it holds.
-const kUpgraded = Symbol('steady-agent.upgraded');
-
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
 const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
-
-/**
- * The Keep-Alive response header, from the raw headers: on a socket handed
- * straight to a queued request nothing has built `res.headers` yet, and the
- * whole object would be built for this one field.
- */
-function keepAliveHeader(res) {
-  const raw = res.rawHeaders;
-  let value;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    if (name.length === 10 && (name === 'Keep-Alive' || name.toLowerCase() === 'keep-alive')) {
-      // A header sent on several lines is one list, as res.headers joins it.
-      value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
-    }
-  }
-  return value;
-}
 
 /** The options a direct createConnection call names its socket's pool by, in any argument form. */
 function connectionOptions(args) {
@@ -102,10 +60,8 @@ function connectionOptions(args) {
 function keepAlive(Base, { name, getName: naming }) {
   class KeepAliveAgent extends Base {
     #config;
-    #serverIdleLimits = new ServerLimits(256, (origin) => this.#events.serverIdleLimitChanged(origin, undefined, 'evicted'));
-    // Per pool, the one socket taken out of the pool at the learned limit and
-    // kept open to see when the server closes it (see server_limits.js).
-    #probes = new Map();
+    // Learned idle limits and their probes (lib/idle_learning.js).
+    #learning;
     #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
@@ -132,8 +88,6 @@ function keepAlive(Base, { name, getName: naming }) {
     #events = new PoolEvents(this);
     // The pool core's addRequest named, to see a request it queued.
     #pickedPool;
-    // Which limit the last #freeTimeout() call was decided by (socket:free's limitedBy).
-    #freeLimitedBy = 'freeSocketTimeout';
     // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
     #queueBounds = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
@@ -148,6 +102,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.options = agentOptions(this.options, this.#config);
       this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
       this.#queueBounds = QueueBounds.create(config);
+      this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so
       // that we see the pool and the queue as core is about to change them.
@@ -165,6 +120,12 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       // Proxy: absolute-form rewrite of http requests (lib/proxy).
       if (this.#proxy !== null) options = this.#proxy.route(req, options, port, localAddress);
+      // Inside super.addRequest, core calls getName (naming the pool), then
+      // takes the last (lifo) or first (fifo) socket of freeSockets[pool] and
+      // calls reuseSocket on it, or queues the request, or calls createSocket.
+      // The check before reuse must run after the naming and before the
+      // taking, and getName is the only hook between the two: #picking tells
+      // it that this call is the one.
       this.#picking = true;
       try {
         super.addRequest(req, options, port, localAddress);
@@ -199,46 +160,25 @@ function keepAlive(Base, { name, getName: naming }) {
     #dropUnusableFree(pool) {
       const free = this.freeSockets[pool];
       const fifo = this.scheduling === 'fifo';
+      const ttl = this.#config.socketActiveTTL;
       // The one clock read of a reuse: a stalled event loop has kept the
       // sweeper from closing sockets whose deadline passed.
       const now = clock.now();
       while (free.length > 0) {
         const socket = fifo ? free[0] : free[free.length - 1];
-        const reason = this.#unusable(socket, now);
+        const state = stateOf(socket);
+        const reason = whyNotReusable(socket, state, now, ttl);
         if (reason === null) {
-          socket[kIdleBeforeReuse] = now - socket[kIdleSince];
+          state?.picked(now); // one put in the pool by hand is taken on in reuseSocket
           return;
         }
         if (fifo) free.shift();
         else free.pop();
-        if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#freeSocketTimedOut(socket);
-        else this.#close(socket, reason);
+        if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#expireFree(socket, state);
+        else this.#close(socket, state, reason);
       }
       // Core would delete the empty list too; it may not get the chance.
       delete this.freeSockets[pool];
-    }
-
-    #unusable(socket, now) {
-      if (socket.destroyed || !socket.writable) return CLOSE_REASONS.UNUSABLE; // closed
-      // EOF: the server's FIN ends our side too, so the socket is no longer
-      // writable (above); an EOF still queued behind unread bytes shows as
-      // readableLength.
-      if (socket.readableLength > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
-      // Bytes that came while the socket sat idle were read by no one. Node
-      // 22+ closes such a socket itself; on older versions the bytes would
-      // be lost, or taken for the next response.
-      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) {
-        // Or a socket put in agent.freeSockets by hand, which the agent never
-        // freed and so has no count to compare; one that never connected
-        // has no connection to reuse either. Asked only here, off the path
-        // of a reuse that goes ahead.
-        if (debug.enabled && socket.pending) debug('%s never connected: not reused', nameOf(socket));
-        return CLOSE_REASONS.UNUSABLE;
-      }
-      if (socket[kFreeDeadline] <= now) return CLOSE_REASONS.FREE_TIMEOUT;
-      const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && now - socket[kCreatedAt] >= ttl) return CLOSE_REASONS.TTL;
-      return null;
     }
 
     // ---- created -------------------------------------------------------------
@@ -257,7 +197,7 @@ function keepAlive(Base, { name, getName: naming }) {
           // A failure before there was a socket of ours (a proxy tunnel);
           // destroy() ending a tunnel under way is not one.
           if (err) {
-            if (!(err instanceof AgentDestroyedError)) this.#socketCreateFailed();
+            if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
           } else {
             this[INIT_SOCKET](socket, creation.options);
           }
@@ -281,7 +221,7 @@ function keepAlive(Base, { name, getName: naming }) {
       try {
         // Proxy: for core's createSocket, connect to the proxy instead; a
         // CONNECT tunnel answers through core's callback (lib/proxy).
-        socket = creation !== null && this.#proxy !== null && this.#proxy.handles(args[0])
+        socket = creation !== null && this.#proxy !== null && this.#proxy.proxies(args[0])
           ? this.#proxy.createConnection(this, args[0], args[1], (tlsOptions) => super.createConnection(tlsOptions))
           : super.createConnection(...args);
       } catch (err) {
@@ -310,19 +250,7 @@ function keepAlive(Base, { name, getName: naming }) {
     [INIT_SOCKET](socket, options) {
       if (socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
-      socket[kHandedTo] = null;
-      socket[kCreateOptions] = options;
-      socket[kRemoved] = false;
-      socket[kAgent] = this;
-      socket[kPool] = pool;
-      socket[kIdleSince] = 0;
-      socket[kIdleBeforeReuse] = 0;
-      socket[kProbeBound] = 0;
-      socket[kCreatedAt] = clock.now();
-      socket[kRequestsLeft] = Infinity;
-      socket[kServerTimeout] = undefined;
-      socket[kClosedByAgent] = false;
-      socket[kConnected] = false;
+      const state = attachState(socket, new SocketState(this, pool, options, this.#events.origin(pool, options), clock.now()));
       socket[SOCKET_NAME] = `sock[${this[CREATE_ID]()}#${pool}]`;
       socket[SOCKET_CREATED_TIME] = Date.now();
       socket[SOCKET_REQUEST_COUNT] = 1;
@@ -331,17 +259,16 @@ function keepAlive(Base, { name, getName: naming }) {
       // Node 24.15, and a request written in two pieces then waits for the
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
-      this.createSocketCount++;
       this.#shutdown.opened();
-      this.#events.socketCreated(socket, pool, options);
-      KeepAliveAgent.#watch(socket);
+      this.#events.socketCreated(socket, state);
+      KeepAliveAgent.#watch(socket, state);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
 
-    static #watch(socket) {
+    static #watch(socket, state) {
       if (socket.encrypted) socket.once('secureConnect', KeepAliveAgent.#onConnect);
       else if (socket.connecting) socket.once('connect', KeepAliveAgent.#onConnect);
-      else socket[kConnected] = true;
+      else state.connected = true;
       socket.on('timeout', KeepAliveAgent.#onTimeout);
       socket.on('error', KeepAliveAgent.#onError);
       socket.on('close', KeepAliveAgent.#onClose);
@@ -349,17 +276,20 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     // Listeners shared by all sockets; `this` is the socket.
-    static #onConnect() { this[kConnected] = true; }
-    static #onTimeout() { this[kAgent].#socketTimedOut(this); }
-    static #onError(err) { this[kAgent].#socketErrored(this, err); }
-    static #onClose() { this[kAgent].#socketClosed(this); }
+    static #onConnect() { stateOf(this).connected = true; }
+    static #onTimeout() { stateOf(this).agent.#timeoutEvent(this); }
+    static #onError(err) { stateOf(this).agent.#socketErrored(this, err); }
+    static #onClose() { stateOf(this).agent.#socketClosed(this); }
 
     // The socket leaves the agent (an HTTP upgrade): the new owner handles it
-    // from now on. 'close' stays, so the socket still counts as closed.
+    // from now on. 'close' stays, so the socket still counts as closed. Core
+    // also emits 'agentRemove' when it destroys a free socket after an error:
+    // that one is closing in the agent's hands, not leaving them.
     static #onAgentRemove() {
-      recordCloseReason(this, CLOSE_REASONS.UPGRADE); // observability
-      this[kUpgraded] = true;
-      this[kAgent].#shutdown.left();
+      const state = stateOf(this);
+      if (state.idle) return;
+      state.upgrade(CLOSE_REASONS.UPGRADE); // observability
+      state.agent.#shutdown.left();
       this.removeListener('secureConnect', KeepAliveAgent.#onConnect);
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
@@ -371,93 +301,78 @@ function keepAlive(Base, { name, getName: naming }) {
     static #onAgentFree(socket) { this.#socketFreed(socket); }
 
     #socketFreed(socket) {
+      const state = stateOf(socket);
+      if (state === undefined) return; // put in agent.freeSockets by hand, and freed by core
       const req = socket._httpMessage;
-      const handedTo = socket[kHandedTo];
+      const handedTo = state.handedTo;
       if (handedTo !== null) {
-        socket[kHandedTo] = null;
+        state.handedTo = null;
         // Handed to a queued request that was aborted before it took the
         // socket: core frees it again, with the previous request still
         // attached (Node 18-22) or the aborted one, which has no response
-        // (Node 24+ attaches it when handing the socket over). It served
-        // nothing, and spent no slot of the server's Keep-Alive max.
-        if (handedTo !== req || req.res == null) {
-          socket[SOCKET_REQUEST_COUNT]--;
-          socket[kRequestsLeft]++;
-        }
+        // (Node 24+ attaches it when handing the socket over).
+        if (handedTo !== req || req.res == null) state.handBack(socket);
       }
       // A 'free' without a finished request: a fresh socket core made for a
       // queued request, or a request aborted before it ran. Each request is
       // counted once, by number: holding on to the request object until the
       // socket's next one would keep it, its response and their buffers
       // alive through garbage collections.
-      if (req != null && req.res != null && socket[SOCKET_REQUEST_FINISHED_COUNT] < socket[SOCKET_REQUEST_COUNT]) {
-        socket[SOCKET_REQUEST_FINISHED_COUNT]++;
-        this.requestCount++;
-        this.#events.requestFinished(socket);
-      }
+      if (req != null && req.res != null && state.finishRequest(socket)) this.#events.requestFinished(state);
       // Otherwise core puts the socket in the pool (keepSocketAlive) or
       // destroys it.
-      const queue = this.requests[socket[kPool]];
+      const queue = this.requests[state.pool];
       if (queue === undefined || queue.length === 0 || !socket.writable) return;
 
       // Core hands the socket straight to the first queued request, without
       // reuseSocket: it would keep the free timeout and reusedSocket false.
-      if (req != null) this.#readServerHint(socket, req.res);
-      const reason = this.#retired(socket);
+      if (req != null) this.#readServerHint(state, req.res);
+      const ttl = this.#config.socketActiveTTL;
+      const reason = whyRetired(state, ttl > 0 ? clock.now() : 0, ttl);
       if (reason !== null) {
         // Core then sees an unwritable socket and destroys it; the queued
         // request gets a new socket when this one closes.
-        this.#close(socket, reason);
+        this.#close(socket, state, reason);
         return;
       }
       const next = queue[0];
-      socket[kIdleBeforeReuse] = 0;
       if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
       if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) {
-        socket[kHandedTo] = next;
-        this.#activate(socket);
+        state.handTo(next);
+        this.#activate(socket, state);
       } else {
+        state.idleBeforeReuse = 0;
         this.#setActiveTimeout(socket);
       }
     }
 
     /** The server's Keep-Alive header on the response the socket just served. */
-    #readServerHint(socket, res) {
-      const hint = res != null ? parseKeepAlive(keepAliveHeader(res)) : null;
-      socket[kServerTimeout] = hint === null || hint.timeout === undefined ? undefined : hint.timeout * 1000;
-      if (hint !== null && hint.max !== undefined) socket[kRequestsLeft] = hint.max;
-      this.#events.serverHint(socket, socket[kServerTimeout]);
-    }
-
-    /** Why the socket must serve no further request, or null. */
-    #retired(socket, now = 0) {
-      if (socket[kRequestsLeft] <= 0) return CLOSE_REASONS.KEEP_ALIVE_MAX; // the server's Keep-Alive max reached
-      const ttl = this.#config.socketActiveTTL;
-      if (ttl > 0 && (now || clock.now()) - socket[kCreatedAt] >= ttl) return CLOSE_REASONS.TTL;
-      return null;
+    #readServerHint(state, res) {
+      state.hint(res != null ? responseHint(res) : null);
+      this.#events.serverHint(state);
     }
 
     keepSocketAlive(socket) {
-      if (!super.keepSocketAlive(socket) && !this.#coreVetoedOnlyTheHint(socket)) {
+      const state = stateOf(socket);
+      if (!super.keepSocketAlive(socket) && !coreVetoedOnlyTheHint(this, socket)) {
         if (debug.enabled) debug('%s not kept: core refused it (the server\'s hint, or a per-request TLS identity check)', socket[SOCKET_NAME]);
-        recordCloseReason(socket, CLOSE_REASONS.NOT_KEPT); // observability
+        state.close(CLOSE_REASONS.NOT_KEPT); // observability: core destroys it
         return false;
       }
-      this.#readServerHint(socket, socket._httpMessage?.res);
+      this.#readServerHint(state, socket._httpMessage?.res);
       const now = clock.now();
       // After close(), every socket closes as soon as it is free.
-      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE : this.#retired(socket, now);
+      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE : whyRetired(state, now, this.#config.socketActiveTTL);
       if (reason !== null) {
         // Core destroys a socket it may not keep.
-        socket[kClosedByAgent] = true;
-        recordCloseReason(socket, reason); // observability
+        state.close(reason);
         if (debug.enabled) debug('%s not kept: %s', socket[SOCKET_NAME], reason);
         return false;
       }
-      const timeout = this.#freeTimeout(socket, now);
+      const timeout = this.#freeTimeout(socket, state, now);
       if (timeout <= 0) {
         if (debug.enabled) debug('%s not kept: the server\'s idle limit is within the margin', socket[SOCKET_NAME]);
-        recordCloseReason(socket, CLOSE_REASONS.NOT_KEPT); // observability
+        state.close(CLOSE_REASONS.NOT_KEPT); // observability: core destroys it
         return false;
       }
       // Core has put the socket on the agent timeout (or its own reading of
@@ -465,11 +380,9 @@ function keepAlive(Base, { name, getName: naming }) {
       // before our deadline, disarm it; reuse arms the active timeout again.
       const armed = socket.timeout;
       if (armed > 0 && armed < timeout) socket.setTimeout(0);
-      socket[kIdleSince] = now;
-      socket[kFreeDeadline] = now + timeout;
-      socket[kBytesReadWhenFreed] = socket.bytesRead;
+      state.free(now, now + timeout, socket.bytesRead);
       if (timeout !== Infinity) this.#sweeper.schedule(now + timeout);
-      this.#events.socketFree(socket, timeout, this.#freeLimitedBy);
+      this.#events.socketFree(socket, state, timeout);
       if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
       return true;
     }
@@ -480,93 +393,42 @@ function keepAlive(Base, { name, getName: naming }) {
       const expired = [];
       for (const pool in this.freeSockets) {
         for (const socket of this.freeSockets[pool]) {
-          const deadline = socket[kFreeDeadline];
+          const state = stateOf(socket);
+          if (state === undefined) continue; // put in the pool by hand: no deadline
+          const deadline = state.freeDeadline;
           // Timers run on a millisecond clock: a deadline within 1 ms is due.
           if (deadline <= now + 1) expired.push(socket);
           else if (deadline < next) next = deadline;
         }
       }
       for (const socket of expired) {
-        if (socket[kProbeBound] > 0 && !this.#probes.has(socket[kPool])) {
-          const deadline = this.#startProbe(socket);
+        const state = stateOf(socket);
+        // The learned limit decided this deadline: the first socket of the
+        // origin to reach it leaves the pool but stays open, a probe.
+        if (this.#learning.wantsProbe(state)) {
+          this.#removeFromPool(socket, state);
+          const deadline = this.#learning.startProbe(socket, state);
           if (deadline < next) next = deadline;
           continue;
         }
-        this.#freeSocketTimedOut(socket);
+        this.#expireFree(socket, state);
       }
-      for (const [pool, probe] of this.#probes) {
-        const deadline = probe[kFreeDeadline];
-        if (deadline > now + 1) {
-          if (deadline < next) next = deadline;
-          continue;
-        }
-        // The server kept the socket idle for longer than the learned limit
-        // allowed, as long as the probe may wait: the limit was wrong.
-        this.#probes.delete(pool);
-        if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', probe[SOCKET_NAME], now - probe[kIdleSince]);
-        this.#forgetLimit(pool);
-        this.#freeSocketTimedOut(probe);
-      }
-      return next;
+      const probes = this.#learning.sweep(now, (probe) => this.#expireFree(probe, stateOf(probe)));
+      return probes < next ? probes : next;
     }
 
-    /**
-     * The socket reached the learned idle limit of its origin: out of the
-     * pool, where no request can get it, but open, to see when the server
-     * closes it (#socketClosed learns from that). Returns its new deadline.
-     */
-    #startProbe(socket) {
-      this.#removeFromPool(socket);
-      this.#probes.set(socket[kPool], socket);
-      socket[kFreeDeadline] = socket[kIdleSince] + socket[kProbeBound];
-      if (debug.enabled) debug('%s reached the learned idle limit: out of the pool, watched for %d ms idle', socket[SOCKET_NAME], socket[kProbeBound]);
-      return socket[kFreeDeadline];
-    }
-
-    /**
-     * Node 20 (and 22 before `agentKeepAliveTimeoutBuffer`) refuse a socket
-     * whose `Keep-Alive: timeout=N` is within their fixed 1 s buffer, after
-     * doing the rest of their work (keep-alive probes, unref, timer). Where
-     * that was the only reason, `serverTimeoutMargin` decides instead. Newer
-     * Node takes our margin as its buffer, and then agrees with us.
-     */
-    #coreVetoedOnlyTheHint(socket) {
-      if (this.agentKeepAliveTimeoutBuffer !== undefined) return false;
-      const res = socket._httpMessage?.res;
-      if (res == null) return false;
-      // Core vetoes a timeout of N s where N * 1000 - 1000 <= 0. Its parser
-      // reads only a leading `timeout=N`, ours any; core got here only by a
-      // veto, and a veto for the hint means the leading timeout, which is
-      // also the first one ours finds.
-      const hint = parseKeepAlive(keepAliveHeader(res));
-      return hint !== null && hint.timeout !== undefined && hint.timeout <= 1;
-    }
-
-    /** How long the socket may stay idle: the smallest of every limit we know. */
-    #freeTimeout(socket, now) {
+    /** How long the socket may stay idle (lib/server_limits.js decides, into its state). */
+    #freeTimeout(socket, state, now) {
       const config = this.#config;
       // A per-socket override (urllib sets these).
-      let timeout = socket.freeSocketTimeout ?? socket.freeSocketKeepAliveTimeout;
-      if (typeof timeout !== 'number' || !(timeout >= 0)) {
-        if (timeout !== undefined && debug.enabled) debug('%s per-socket freeSocketTimeout %o ignored: not a non-negative number', socket[SOCKET_NAME], timeout);
-        timeout = config.freeSocketTimeout;
+      let base = socket.freeSocketTimeout ?? socket.freeSocketKeepAliveTimeout;
+      if (typeof base !== 'number' || !(base >= 0)) {
+        if (base !== undefined && debug.enabled) debug('%s per-socket freeSocketTimeout %o ignored: not a non-negative number', socket[SOCKET_NAME], base);
+        base = config.freeSocketTimeout;
       }
-      if (timeout === 0) timeout = Infinity;
-      let limitedBy = 'freeSocketTimeout';
       const ttl = config.socketActiveTTL;
-      if (ttl > 0) {
-        const left = ttl - (now - socket[kCreatedAt]);
-        if (left < timeout) {
-          timeout = left;
-          limitedBy = 'ttl';
-        }
-      }
-      const learned = this.#serverIdleLimits.size > 0 ? this.#serverIdleLimits.get(socket[kPool]) : undefined;
-      const allowed = idleAllowance(timeout, socket[kServerTimeout], learned, config.serverTimeoutMargin);
-      // Where the learned limit decided, the socket may become its probe.
-      socket[kProbeBound] = allowed.limitedBy === 'learned' ? probeBound(learned, timeout) : 0;
-      this.#freeLimitedBy = allowed.limitedBy ?? limitedBy;
-      return allowed.timeout;
+      const ttlLeft = ttl > 0 ? ttl - (now - state.createdAt) : Infinity;
+      return freeTimeout(state, base, ttlLeft, this.#learning.limitOf(state.pool), config.serverTimeoutMargin);
     }
 
     // ---- free -> active --------------------------------------------------------
@@ -575,16 +437,18 @@ function keepAlive(Base, { name, getName: naming }) {
       super.reuseSocket(socket, req);
       // A socket someone put in agent.freeSockets by hand: the agent takes
       // it on, in the pool core just took it from.
-      if (socket[kAgent] !== this) this[INIT_SOCKET](socket, { _agentKey: this.#pickedPool });
-      this.#activate(socket);
+      let state = stateOf(socket);
+      if (state === undefined || state.agent !== this) {
+        this[INIT_SOCKET](socket, { _agentKey: this.#pickedPool });
+        state = stateOf(socket);
+      }
+      this.#activate(socket, state);
     }
 
-    #activate(socket) {
-      socket[kIdleSince] = 0;
-      socket[SOCKET_REQUEST_COUNT]++;
-      socket[kRequestsLeft]--;
+    #activate(socket, state) {
+      state.activate(socket);
       this.#setActiveTimeout(socket);
-      this.#events.socketReused(socket);
+      this.#events.socketReused(socket, state);
       if (debug.enabled) debug('%s reused for request %d', socket[SOCKET_NAME], socket[SOCKET_REQUEST_COUNT]);
     }
 
@@ -609,25 +473,24 @@ function keepAlive(Base, { name, getName: naming }) {
      * listener sees what agentkeepalive shows it; our own listener sees a
      * socket we closed and lets it be.
      */
-    #freeSocketTimedOut(socket) {
-      this.#timedOut(socket);
-      this.#evict(socket, CLOSE_REASONS.FREE_TIMEOUT);
+    #expireFree(socket, state) {
+      this.#events.socketTimedOut(state);
+      this.#removeFromPool(socket, state);
+      this.#close(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
       socket.emit('timeout');
     }
 
-    #timedOut(socket) {
-      this.timeoutSocketCount++;
-      this.#events.socketTimedOut(socket);
-    }
-
-    #socketTimedOut(socket) {
-      // The 'timeout' #freeSocketTimedOut emits on a socket it has closed.
-      if (socket[kClosedByAgent]) return;
-      this.#timedOut(socket);
+    // The socket's own 'timeout' (socket.setTimeout: the active timeout).
+    #timeoutEvent(socket) {
+      const state = stateOf(socket);
+      // The 'timeout' #expireFree emits on a socket it has closed.
+      if (state.closedBy === 'agent' || state.learnedFrom) return;
+      this.#events.socketTimedOut(state);
       // A free socket on a timer of its own (a subclass's keepSocketAlive
       // armed one): its 'timeout' is being emitted already.
-      if (socket[kIdleSince] !== 0) {
-        this.#evict(socket, CLOSE_REASONS.FREE_TIMEOUT);
+      if (state.idle) {
+        this.#removeFromPool(socket, state);
+        this.#close(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
         return;
       }
       // The caller listening for 'timeout' on its request decides itself. The
@@ -640,12 +503,11 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       const timeout = socket.timeout;
       if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
-      socket[kClosedByAgent] = true;
-      recordCloseReason(socket, CLOSE_REASONS.ACTIVE_TIMEOUT);
+      state.close(CLOSE_REASONS.ACTIVE_TIMEOUT);
       // Out of agent.sockets before the request hears of it, and a request
       // queued behind it gets its new socket now, as in agentkeepalive.
-      this.removeSocket(socket, socket[kCreateOptions]);
-      socket[kRemoved] = true;
+      this.removeSocket(socket, state.createOptions);
+      state.removed = true;
       socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
     }
 
@@ -653,29 +515,28 @@ function keepAlive(Base, { name, getName: naming }) {
     // more for a socket already removed would start a second socket for the
     // same queue, beyond maxSockets.
     removeSocket(socket, options) {
-      if (socket[kRemoved] === true) return;
+      if (stateOf(socket)?.removed === true) return;
       super.removeSocket(socket, options);
     }
 
-    #socketCreateFailed() {
-      this.createSocketErrorCount++;
-    }
-
     #socketErrored(socket, err) {
-      if (socket[kConnected]) this.errorSocketCount++;
-      else this.#socketCreateFailed();
-      this.#events.socketErrored(socket);
+      const state = stateOf(socket);
+      this.#events.socketErrored(state);
       if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
       // An error on a free socket is counted and ends it; it never reaches the
       // process. Core's listener destroys the socket; take it out of the pool now.
-      if (socket[kIdleSince] !== 0) {
-        this.#removeFromPool(socket);
+      if (state.idle) {
+        this.#removeFromPool(socket, state);
         return;
       }
-      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learnFromCollision(socket);
-      // Anywhere else, counting must hide nothing: with no other listener
-      // (no request attached, or one taken off by the caller), the error is
-      // the caller's, as it would be without the agent. So does agentkeepalive.
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learning.collision(socket, state, clock.now());
+      // Anywhere else, counting must hide nothing: the error is the caller's,
+      // as it would be without the agent. Our listener is the only one when
+      // no request is attached, or the caller took its own off; then, as
+      // agentkeepalive does (it re-emits when it is the socket's only
+      // 'error' listener), it is emitted again without ours, so it reaches
+      // the caller's process as an unhandled 'error' would, instead of being
+      // swallowed by our counting.
       if (socket.listenerCount('error') === 1) {
         socket.removeListener('error', KeepAliveAgent.#onError);
         socket.emit('error', err);
@@ -683,67 +544,35 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #socketClosed(socket) {
-      this.closeSocketCount++;
+      const state = stateOf(socket);
+      const now = clock.now();
       // A socket that closes while idle in the pool was closed by the server
       // (a FIN, or a reset: an error, then a close), unless we closed it.
-      const wasFree = socket[kIdleSince] !== 0;
-      if (wasFree) this.#learnServerIdleLimit(socket, clock.now() - socket[kIdleSince], false);
-      // The server's FIN before the response ('socket hang up').
-      else if (socket.readableEnded) this.#learnFromCollision(socket);
-      if (this.#probes.get(socket[kPool]) === socket) this.#probes.delete(socket[kPool]);
-      this.#events.socketClosed(socket, wasFree);
+      const wasFree = state.idle;
+      if (wasFree) {
+        this.#learning.closedIdle(socket, state, now - state.freedAt, now);
+        state.closedByServer();
+      } else if (socket.readableEnded) {
+        // The server's FIN before the response ('socket hang up').
+        this.#learning.collision(socket, state, now);
+        state.closedByServer();
+      }
+      this.#learning.closed(socket, state);
+      this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
-      if (socket[kUpgraded] !== true) this.#shutdown.left();
+      if (state.phase !== 'upgraded') this.#shutdown.left();
     }
 
-    /**
-     * A request on a socket reused after sitting idle failed before any
-     * byte of its response: the server closed the socket at about that idle
-     * time, as if it had closed it in the pool.
-     */
-    #learnFromCollision(socket) {
-      const idle = socket[kIdleBeforeReuse];
-      if (idle > 0) this.#learnServerIdleLimit(socket, idle, true);
-    }
-
-    /** The server closed a socket after it sat idle `idle` ms: learn from it. */
-    /** A probe outlived the learned limit of `pool`: it was wrong. */
-    #forgetLimit(pool) {
-      this.#serverIdleLimits.forget(pool);
-      this.#events.serverIdleLimitChanged(pool, undefined, 'probe');
-    }
-
-    #learnServerIdleLimit(socket, idle, collision) {
-      if (!this.#config.learnServerTimeout || socket[kClosedByAgent]) return;
-      // Bytes from the server while idle (Node 22+ core destroys the socket
-      // on them) say the server misbehaved, not when it closes idle sockets;
-      // after a reuse, bytes mean the response had begun.
-      if (socket.bytesRead !== socket[kBytesReadWhenFreed]) return;
-      socket[kClosedByAgent] = true; // learn once per socket
-      const pool = socket[kPool];
-      const before = this.#serverIdleLimits.peek(pool);
-      const learned = this.#serverIdleLimits.observe(pool, idle, clock.now(), collision);
-      if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s', socket[SOCKET_NAME], Math.round(idle), collision ? ' (a request failed on it)' : '', learned);
-      const after = this.#serverIdleLimits.peek(pool);
-      if (after !== before) this.#events.serverIdleLimitChanged(pool, after, collision ? 'collision' : learned);
-    }
-
-    #evict(socket, reason) {
-      this.#removeFromPool(socket);
-      this.#close(socket, reason);
-    }
-
-    #close(socket, reason) {
-      socket[kClosedByAgent] = true;
-      recordCloseReason(socket, reason); // observability: reason is one of CLOSE_REASONS
+    #close(socket, state, reason) {
+      state?.close(reason); // a socket put in the pool by hand has no state
       if (debug.enabled) debug('%s closing: %s', nameOf(socket), reason);
       socket.destroy();
     }
 
     // Core takes a socket out of its free pool only on 'close', which comes a
     // tick or more after destroy(); until then addRequest could hand it out.
-    #removeFromPool(socket) {
-      const pool = socket[kPool];
+    #removeFromPool(socket, state) {
+      const pool = state.pool;
       const free = this.freeSockets[pool];
       if (free === undefined) return;
       const index = free.indexOf(socket);
@@ -756,36 +585,38 @@ function keepAlive(Base, { name, getName: naming }) {
      * Closes every socket, as core's agent does: a request still waiting for
      * its response fails with 'socket hang up' (ECONNRESET); one whose
      * response has arrived sees no request error (a body cut short shows on
-     * the response). Requests queued behind maxSockets, never sent, fail with
-     * ERR_AGENT_DESTROYED, where core's agent would leave them hanging; so do
-     * requests waiting for a proxy tunnel. As with core's agent, a request
-     * made afterwards opens a new socket.
+     * the response). Requests queued behind maxSockets are served, as core's
+     * agent and agentkeepalive serve them: core opens a new connection for
+     * them as each destroyed socket closes. During close(), which opens no
+     * new connection, they fail with ERR_AGENT_DESTROYED instead. As with
+     * core's agent, a request made afterwards opens a new socket.
      */
     destroy() {
-      const queued = this.requests;
-      for (const pool of Object.keys(queued)) {
-        const requests = queued[pool];
-        delete queued[pool];
-        for (const req of requests) req.onSocket(null, new AgentDestroyedError());
+      // Only a closing agent gives up its queue: otherwise core's
+      // removeSocket, on each socket's 'close', starts a new connection for it.
+      if (this.#shutdown.closing) {
+        const queued = this.requests;
+        for (const pool of Object.keys(queued)) {
+          const requests = queued[pool];
+          delete queued[pool];
+          for (const req of requests) req.onSocket(null, new AgentDestroyedError());
+        }
       }
       for (const map of [this.sockets, this.freeSockets]) {
         for (const pool of Object.keys(map)) {
-          for (const socket of map[pool]) {
-            socket[kClosedByAgent] = true;
-            recordCloseReason(socket, CLOSE_REASONS.DESTROY);
-          }
+          for (const socket of map[pool]) stateOf(socket)?.close(CLOSE_REASONS.DESTROY);
         }
       }
       // A connection still opening a proxy tunnel holds its place in
-      // agent.sockets without being a socket of ours yet: its request was
-      // never sent, so it fails as the queued ones do.
+      // agent.sockets without being a socket of ours yet: it ends as any
+      // socket of the agent does, and its request, never sent, fails with
+      // ERR_AGENT_DESTROYED.
       for (const pool of Object.keys(this.sockets)) {
         for (const socket of this.sockets[pool]) {
           if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
         }
       }
-      for (const probe of this.#probes.values()) this.#close(probe, CLOSE_REASONS.DESTROY);
-      this.#probes.clear();
+      for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.DESTROY);
       super.destroy();
       this.#sweeper.stop();
     }
@@ -807,10 +638,9 @@ function keepAlive(Base, { name, getName: naming }) {
         for (const pool of Object.keys(free)) {
           const sockets = free[pool];
           delete free[pool];
-          for (const socket of sockets) this.#close(socket, CLOSE_REASONS.AGENT_CLOSE);
+          for (const socket of sockets) this.#close(socket, stateOf(socket), CLOSE_REASONS.AGENT_CLOSE);
         }
-        for (const probe of this.#probes.values()) this.#close(probe, CLOSE_REASONS.AGENT_CLOSE);
-        this.#probes.clear();
+        for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.AGENT_CLOSE);
         this.#sweeper.stop();
       }
       return promise;
@@ -829,7 +659,7 @@ function keepAlive(Base, { name, getName: naming }) {
     getCurrentStatus() { return statusSnapshot(this); }
 
     /** The learned idle limits, `{ origin: ms }`: a new object on each read. */
-    get serverIdleTimeouts() { return this.#serverIdleLimits.toJSON(); }
+    get serverIdleTimeouts() { return this.#learning.toJSON(); }
 
     /** Per-origin counters and pool sizes: a new plain object on every call (lib/events.js). */
     getStats() { return this.#events.stats(); }

@@ -36,4 +36,47 @@ function parse(value) {
   return Object.freeze({ timeout, max });
 }
 
-module.exports = { parseKeepAlive };
+/**
+ * The Keep-Alive response header, from the raw headers: on a socket handed
+ * straight to a queued request nothing has built `res.headers` yet, and the
+ * whole object would be built for this one field.
+ */
+function keepAliveHeader(res) {
+  const raw = res.rawHeaders;
+  let value;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 10 && (name === 'Keep-Alive' || name.toLowerCase() === 'keep-alive')) {
+      // A header sent on several lines is one list, as res.headers joins it.
+      value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
+    }
+  }
+  return value;
+}
+
+/** The Keep-Alive hint of a response, parsed (null: none). */
+function responseHint(res) {
+  return parseKeepAlive(keepAliveHeader(res));
+}
+
+/**
+ * Node 20 (and 22 before `agentKeepAliveTimeoutBuffer`) refuse a socket
+ * whose `Keep-Alive: timeout=N` is within their fixed 1 s buffer, after doing
+ * the rest of their work (keep-alive probes, unref, timer). True when that was
+ * the only reason core's keepSocketAlive refused `socket`: then the agent's
+ * `serverTimeoutMargin` decides instead. Newer Node takes our margin as its
+ * buffer, and then agrees with us.
+ */
+function coreVetoedOnlyTheHint(agent, socket) {
+  if (agent.agentKeepAliveTimeoutBuffer !== undefined) return false;
+  const res = socket._httpMessage?.res;
+  if (res == null) return false;
+  // Core vetoes a timeout of N s where N * 1000 - 1000 <= 0. Its parser reads
+  // only a leading `timeout=N`, ours any; core got here only by a veto, and a
+  // veto for the hint means the leading timeout, which is also the first one
+  // ours finds.
+  const hint = responseHint(res);
+  return hint !== null && hint.timeout !== undefined && hint.timeout <= 1;
+}
+
+module.exports = { parseKeepAlive, responseHint, coreVetoedOnlyTheHint };

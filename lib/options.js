@@ -6,7 +6,7 @@ const { ms } = require('humanize-ms');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
 const { warnNearMisses } = require('./option_typos');
-const { proxyOptions } = require('./proxy');
+const { normalizeProxyOptions } = require('./proxy/options');
 
 const { MAX_TIMER } = require('./clock');
 
@@ -128,8 +128,7 @@ function normalizeOptions(input) {
   // number goes, as with core's agent (which is given Infinity in its tests).
   normalized.keepAliveMsecs = duration('keepAliveMsecs', input.keepAliveMsecs, { max: Infinity }) ?? 1000;
   normalized.freeSocketTimeout = freeSocketTimeout;
-  // The default never exceeds the largest timer, even for a freeSocketTimeout of days.
-  normalized.timeout = duration('timeout', input.timeout) ?? Math.min(Math.max(freeSocketTimeout * 2, 8000), MAX_TIMER);
+  normalized.timeout = duration('timeout', input.timeout) ?? defaultTimeout(freeSocketTimeout);
   normalized.socketActiveTTL = duration('socketActiveTTL', input.socketActiveTTL, { max: Number.MAX_SAFE_INTEGER }) ?? 0;
   normalized.serverTimeoutMargin = duration('serverTimeoutMargin', input.serverTimeoutMargin) ?? 1000;
   normalized.learnServerTimeout = boolean('learnServerTimeout', input.learnServerTimeout) ?? true;
@@ -155,7 +154,7 @@ function normalizeOptions(input) {
     normalized.maxTotalSockets = countFromString(input.maxTotalSockets) ?? input.maxTotalSockets;
   }
   // Proxy settings (lib/proxy): validated here, resolved by the agent.
-  const proxy = proxyOptions(input);
+  const proxy = normalizeProxyOptions(input);
   if (proxy !== undefined) normalized.proxy = proxy;
 
   // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
@@ -165,6 +164,11 @@ function normalizeOptions(input) {
   }
   warnNearMisses(input, DOCUMENTED);
   return Object.freeze(normalized);
+}
+
+// The default never exceeds the largest timer, even for a freeSocketTimeout of days.
+function defaultTimeout(freeSocketTimeout) {
+  return Math.min(Math.max(freeSocketTimeout * 2, 8000), MAX_TIMER);
 }
 
 // Options that core's agent reads only in its constructor, or never.
@@ -177,11 +181,17 @@ const CONSTRUCTION_ONLY = new Set([
 
 // Options read again each time a socket goes free or active: a write to
 // `agent.options.<name>` after construction governs the next socket, as in
-// agentkeepalive. Validated on write, like the constructor's.
+// agentkeepalive. Validated on write, like the constructor's, so that
+// `agent.options.timeout = '5s'` is 5000 and 'abc' throws at the write, not
+// from inside Node at the next request. Unset (undefined, null): the default.
 const LIVE = Object.freeze({
   freeSocketTimeout: (value) => duration('freeSocketTimeout', value) ?? 4000,
   socketActiveTTL: (value) => duration('socketActiveTTL', value, { max: Number.MAX_SAFE_INTEGER }) ?? 0,
+  timeout: (value, config) => duration('timeout', value) ?? defaultTimeout(config.freeSocketTimeout),
 });
+// Of those, the ones core reads from each request's copy of agent.options
+// (timeout: the socket's timeout as it connects), so they stay own properties.
+const PER_REQUEST_LIVE = new Set(['timeout']);
 
 /**
  * What `agent.options` becomes once core's constructor has read it. Core
@@ -191,9 +201,9 @@ const LIVE = Object.freeze({
  * what requests need, the keys of core's copy minus the construction-only
  * ones, and reaches those (`agent.options.freeSocketTimeout`) through its
  * prototype. Neither is frozen: a caller may still set a key, as on core's.
- * `timeout` is an own property that the agent reads where it arms a socket;
- * the LIVE ones are accessors on the prototype over `config`, the agent's
- * own settings.
+ * The LIVE ones are accessors over `config`, the agent's own settings: on
+ * the prototype, except `timeout`, an own property that core copies and the
+ * agent reads where it arms a socket.
  */
 function agentOptions(coreCopy, config) {
   const constructionOnly = { __proto__: null };
@@ -201,9 +211,9 @@ function agentOptions(coreCopy, config) {
   for (const key of Object.keys(coreCopy)) {
     if (Object.hasOwn(LIVE, key)) {
       const parse = LIVE[key];
-      Object.defineProperty(constructionOnly, key, {
+      Object.defineProperty(PER_REQUEST_LIVE.has(key) ? options : constructionOnly, key, {
         get() { return config[key]; },
-        set(value) { config[key] = parse(value); },
+        set(value) { config[key] = parse(value, config); },
         enumerable: true,
         configurable: true,
       });

@@ -95,6 +95,34 @@ function idleAllowance(uncapped, hinted, learned, margin) {
   return { timeout, limitedBy };
 }
 
+/**
+ * How long a socket may stay idle in the pool: the smallest of every limit
+ * known for it. Written into `state` (lib/socket_state.js): `limitedBy`, the
+ * limit that decided ('freeSocketTimeout', 'ttl', 'hint' or 'learned'), and
+ * `probeBound`, how long it may stay open as a probe where the learned limit
+ * decided (Infinity otherwise). Returns the timeout in ms (Infinity: none;
+ * 0 or less: do not keep the socket).
+ * @param {object} state the socket's state; its serverTimeout is the hint
+ * @param {number} base the free timeout from options or the per-socket
+ *   override (0: no limit)
+ * @param {number} ttlLeft ms until socketActiveTTL (Infinity: no TTL)
+ * @param {number|undefined} learned the learned idle limit of its origin
+ * @param {number} margin serverTimeoutMargin
+ */
+function freeTimeout(state, base, ttlLeft, learned, margin) {
+  let uncapped = base === 0 ? Infinity : base;
+  let limitedBy = 'freeSocketTimeout';
+  if (ttlLeft < uncapped) {
+    uncapped = ttlLeft;
+    limitedBy = 'ttl';
+  }
+  const allowed = idleAllowance(uncapped, state.serverTimeout, learned, margin);
+  state.limitedBy = allowed.limitedBy ?? limitedBy;
+  // Where the learned limit decided, the socket may become its probe.
+  state.probeBound = allowed.limitedBy === 'learned' ? probeBound(learned, uncapped) : Infinity;
+  return allowed.timeout;
+}
+
 class OriginState {
   limit = undefined; // ms, in force
   confirmed = false;
@@ -265,6 +293,7 @@ class ServerLimits {
 module.exports = {
   ServerLimits,
   idleAllowance,
+  freeTimeout,
   learnedMargin,
   probeBound,
   agree,

@@ -8,6 +8,7 @@
 // origin, `host:port:localAddress`, plus a short stable digest of the options
 // that make one TLS connection different from another.
 const http = require('node:http');
+const tls = require('node:tls');
 const { createHash } = require('node:crypto');
 
 const httpGetName = http.Agent.prototype.getName;
@@ -22,6 +23,7 @@ const IDENTITY_OPTIONS = [
   'sigalgs', 'privateKeyIdentifier', 'privateKeyEngine', 'checkServerIdentity',
   'secureContext',
 ];
+const CHECK_SERVER_IDENTITY = IDENTITY_OPTIONS.indexOf('checkServerIdentity');
 
 const hash = (text) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
@@ -80,7 +82,13 @@ function tlsSafeName(agent, options) {
   let identity = '';
   for (let i = 0; i < IDENTITY_OPTIONS.length; i++) {
     const value = options[IDENTITY_OPTIONS[i]];
-    if (value !== undefined && value !== null) identity += `${i}=${fingerprint(value)};`;
+    if (value === undefined || value === null) continue;
+    // Node's own check is what tls.connect() runs when none is given (got
+    // passes it on every request): no identity of its own. The live property,
+    // since tls.connect() reads it at connect time. A caller's own check
+    // (pinning) still gets a pool no request verified without it can share.
+    if (i === CHECK_SERVER_IDENTITY && value === tls.checkServerIdentity) continue;
+    identity += `${i}=${fingerprint(value)};`;
   }
   // Node keys on the SNI name only where it differs from the host.
   const servername = options.servername;

@@ -6,7 +6,7 @@
 const assert = require('node:assert/strict');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createServer } = require('./support/servers');
-const { request, waitFor, delay } = require('./support/request');
+const { request, requestError, waitFor, delay } = require('./support/request');
 
 for (const protocol of PROTOCOLS) {
   describe(`agent.options written after construction (${protocol})`, () => {
@@ -40,13 +40,46 @@ for (const protocol of PROTOCOLS) {
       // A socket in the pool, armed with the old timeout when it goes active again.
       await request(server.url(), { agent });
       agent.options.timeout = 150;
-      const err = await request(server.url('/hold'), { agent }).then(
-        () => assert.fail('expected a timeout'),
-        (e) => e,
-      );
+      const err = await requestError(request(server.url('/hold'), { agent }));
       assert.equal(err.code, 'ERR_SOCKET_TIMEOUT');
       assert.equal(err.timeout, 150);
       assert.equal(err.req.reusedSocket, true);
+    });
+
+    it('timeout takes what the constructor takes: \'150ms\' is 150, for a new socket too', async () => {
+      agent = createAgent(protocol);
+      // Core copies agent.options.timeout into the options a new socket is
+      // made with: a string there threw ERR_INVALID_ARG_TYPE from inside Node.
+      agent.options.timeout = ' 150ms ';
+      assert.equal(agent.options.timeout, 150);
+      assert.equal({ ...agent.options }.timeout, 150);
+      assert.ok(Object.keys(agent.options).includes('timeout'), 'still an own property, as core copies it');
+      const err = await requestError(request(server.url('/hold'), { agent }));
+      assert.equal(err.code, 'ERR_SOCKET_TIMEOUT');
+      assert.equal(err.timeout, 150);
+      assert.equal(err.req.reusedSocket, false);
+    });
+
+    it('timeout refuses, at the write, what the constructor refuses, naming the option and the value', async () => {
+      agent = createAgent(protocol, { timeout: '3s' });
+      assert.throws(() => { agent.options.timeout = 'abc'; }, (err) => {
+        assert.ok(err instanceof TypeError);
+        assert.equal(err.code, 'ERR_INVALID_ARG_TYPE');
+        assert.equal(err.option, 'timeout');
+        assert.equal(err.value, 'abc');
+        assert.match(err.message, /"timeout".*'abc'/);
+        return true;
+      });
+      assert.throws(() => { agent.options.timeout = -1; }, { name: 'InvalidOptionValueError', code: 'ERR_OUT_OF_RANGE', option: 'timeout' });
+      assert.throws(() => { agent.options.timeout = {}; }, { code: 'ERR_INVALID_ARG_TYPE', option: 'timeout' });
+      assert.equal(agent.options.timeout, 3000, 'a refused write changes nothing');
+      // The agent still works.
+      const { status } = await request(server.url(), { agent });
+      assert.equal(status, 200);
+      // Unset means the default, derived from freeSocketTimeout as at construction.
+      agent.options.freeSocketTimeout = '5s';
+      agent.options.timeout = undefined;
+      assert.equal(agent.options.timeout, 10000);
     });
 
     it('socketActiveTTL: a socket older than the new TTL is not kept', async () => {

@@ -1,30 +1,37 @@
 'use strict';
 
 // What `npm publish` would ship: the runtime, its types, the ESM entry, the
-// README and the LICENSE. Nothing from test/, example/ or benchmark/.
+// README with the charts it shows, the CHANGELOG it links to and the LICENSE.
+// Nothing from test/ or example/, nor the benchmarks themselves. The tarball
+// is really packed and unpacked, and its README read as a user gets it.
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const pkg = require('../package.json');
+const { danglingLinks, targets } = require('./support/markdown');
 
 const root = path.join(__dirname, '..');
 
-function npmPackDryRun() {
+function run(command, args, cwd) {
   return new Promise((resolve, reject) => {
-    execFile('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
-      cwd: root,
-      timeout: 60000,
-      maxBuffer: 16 * 1024 * 1024,
-    }, (err, stdout, stderr) => {
+    execFile(command, args, { cwd, timeout: 60000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
         err.message += `\n${stderr}`;
         reject(err);
         return;
       }
-      resolve(JSON.parse(stdout));
+      resolve(stdout);
     });
   });
+}
+
+// The tarball `npm pack` makes, unpacked into dir/package.
+async function packAndUnpack(dir) {
+  const [manifest] = JSON.parse(await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], root));
+  await run('tar', ['-xzf', path.join(dir, manifest.filename)], dir);
+  return manifest;
 }
 
 function filesUnder(dir) {
@@ -33,17 +40,25 @@ function filesUnder(dir) {
     .filter((name) => fs.statSync(path.join(root, name)).isFile());
 }
 
-describe('package contents (npm pack --dry-run)', function () {
+describe('package contents (npm pack)', function () {
   this.timeout(90000);
 
   let packed;
+  let tmp;
+  let unpacked;
   before(async () => {
-    const [manifest] = await npmPackDryRun();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'steady-pack-'));
+    const manifest = await packAndUnpack(tmp);
     packed = manifest.files.map((file) => file.path).sort();
+    unpacked = path.join(tmp, 'package');
+  });
+  after(() => {
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('ships exactly the entry points (otel.d.ts too), lib/, README.md, LICENSE and package.json', () => {
+  it('ships exactly the entry points (otel.d.ts too), lib/, README.md, CHANGELOG.md, the charts, LICENSE and package.json', () => {
     const expected = [
+      'CHANGELOG.md',
       'LICENSE',
       'README.md',
       'index.d.ts',
@@ -52,8 +67,18 @@ describe('package contents (npm pack --dry-run)', function () {
       'otel.d.ts',
       'package.json',
       ...filesUnder('lib'),
+      ...filesUnder('benchmark/charts').filter((name) => name.endsWith('.svg')),
     ].sort();
     assert.deepEqual(packed, expected);
+  });
+
+  it('has no dangling link in the packed README or CHANGELOG: each resolves inside the package', () => {
+    for (const name of ['README.md', 'CHANGELOG.md']) {
+      assert.deepEqual(danglingLinks(path.join(unpacked, name), unpacked), [], name);
+    }
+    // The charts are what the README shows from the package.
+    const readme = fs.readFileSync(path.join(unpacked, 'README.md'), 'utf8');
+    assert.ok(targets(readme).filter((target) => target.startsWith('benchmark/charts/')).length >= 8);
   });
 
   it('ships every file that package.json points at', () => {

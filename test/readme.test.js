@@ -1,13 +1,16 @@
 'use strict';
 
-// Every ```js block of the README runs as written against local servers: the
-// README's port 3000 (http) and 3443 (https) become this test's servers, and
-// the child trusts the fixture CA through NODE_EXTRA_CA_CERTS.
+// Every ```js block of the README runs as written against the servers the
+// README tells a user to start (example/server.js, `npm run serve`), on free
+// ports instead of 3000 and 3443, and the child trusts the fixture CA through
+// NODE_EXTRA_CA_CERTS, as the README says.
 const assert = require('node:assert/strict');
-const { execFile } = require('node:child_process');
+const { execFile, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
-const { createHttpServer, createHttpsServer } = require('./support/servers');
+const { once } = require('node:events');
+const readline = require('node:readline');
+const { danglingLinks } = require('./support/markdown');
 
 const root = path.join(__dirname, '..');
 const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
@@ -25,20 +28,55 @@ function run(code, esm) {
   });
 }
 
+// example/server.js on free ports; its first line names them.
+async function serve() {
+  const child = spawn(process.execPath, [path.join(root, 'example', 'server.js')], {
+    env: { ...process.env, PORT: '0', HTTPS_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = readline.createInterface({ input: child.stdout });
+  const [first] = await Promise.race([
+    once(lines, 'line'),
+    once(child, 'exit').then(([code]) => { throw new Error(`example/server.js exited with ${code}`); }),
+  ]);
+  const match = first.match(/^http:\/\/127\.0\.0\.1:(\d+)\/ and https:\/\/localhost:(\d+)\//);
+  assert.ok(match, first);
+  return {
+    child,
+    httpPort: Number(match[1]),
+    httpsPort: Number(match[2]),
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
 describe('README examples', () => {
-  let httpServer;
-  let httpsServer;
+  let server;
   before(async () => {
-    httpServer = await createHttpServer((req, res) => res.end('hello'));
-    httpsServer = await createHttpsServer((req, res) => res.end('hello'));
+    server = await serve();
   });
   after(async () => {
-    await httpServer.close();
-    await httpsServer.close();
+    await server?.stop();
   });
 
   it('has the examples', () => {
     assert.ok(blocks.length >= 10, `found ${blocks.length} js blocks`);
+  });
+
+  it('links only to headings and files that exist, in every document of the repository', () => {
+    for (const name of ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', 'benchmark/README.md']) {
+      assert.deepEqual(danglingLinks(path.join(root, name), root), [], name);
+    }
+  });
+
+  it('says, before the first snippet, how to start their server and trust its CA', () => {
+    assert.equal(require('../package.json').scripts.serve, 'node example/server.js');
+    const beforeFirstSnippet = readme.slice(0, readme.indexOf('```js'));
+    assert.match(beforeFirstSnippet, /npm run serve/);
+    assert.match(beforeFirstSnippet, /NODE_EXTRA_CA_CERTS=test\/fixtures\/ca\.pem/);
   });
 
   blocks.forEach((block, index) => {
@@ -46,8 +84,8 @@ describe('README examples', () => {
     it(`block ${index + 1} runs: ${firstLine}`, async function () {
       this.timeout(20000);
       const code = block
-        .replaceAll('127.0.0.1:3000', `127.0.0.1:${httpServer.port}`)
-        .replaceAll('localhost:3443', `localhost:${httpsServer.port}`);
+        .replaceAll('127.0.0.1:3000', `127.0.0.1:${server.httpPort}`)
+        .replaceAll('localhost:3443', `localhost:${server.httpsPort}`);
       const { error, stdout, stderr } = await run(code, /^import /m.test(block));
       assert.equal(error, null, `${error && error.message}\n${stderr}`);
       assert.equal(stderr, '');

@@ -179,15 +179,18 @@ describe('getStats() origin bound (lib/stats.js)', () => {
     assert.equal(table.get('a:80:').requests, 3);
   });
 
-  it('a queued request that is given up (agent.destroy()) leaves the origin settled', async () => {
+  it('a queued request that is given up (destroy() during close()) leaves the origin settled', async () => {
     const server = await createServer('http:', () => {}); // never answers
     const agent = createAgent('http:', { maxSockets: 1 });
     try {
       const pending = [1, 2].map((i) => request(server.url(`/${i}`), { agent }).catch((err) => err));
       await waitFor(() => server.accepted === 1);
+      const closing = agent.close();
       agent.destroy();
+      await closing;
       const errors = await Promise.all(pending);
-      // The one sent gets 'socket hang up' (as with Node's agent), the queued one ERR_AGENT_DESTROYED.
+      // The one sent gets 'socket hang up' (as with Node's agent); the queued
+      // one, which a closing agent opens no connection for, ERR_AGENT_DESTROYED.
       assert.deepEqual(errors.map((err) => err.code), ['ECONNRESET', 'ERR_AGENT_DESTROYED']);
       await waitFor(() => agent.closeSocketCount === 1);
       const [origin] = Object.values(agent.getStats().origins);

@@ -12,9 +12,12 @@
 // it fail). Then A again, which must reuse A's socket: proof that the pool
 // would have handed the socket out, had the names been the same.
 const assert = require('node:assert/strict');
+const https = require('node:https');
+const tls = require('node:tls');
 const { HttpsAgent, constants } = require('../');
 const { createHttpsServer, fixtures } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
+const { loadClients } = require('./support/clients');
 
 const { SOCKET_NAME } = constants;
 
@@ -108,6 +111,14 @@ const cases = [
     // Node 26+ (its https.Agent#keepSocketAlive) never pools a socket made
     // with a per-request checkServerIdentity; older versions do.
     mayNotPool: true,
+  },
+  {
+    // A pinning check must never be bypassed through a socket verified
+    // without it: against a request that gives none, it is an identity.
+    option: 'checkServerIdentity (a caller\'s own, against none)',
+    a: {},
+    b: { checkServerIdentity: () => new Error('not the pinned certificate') },
+    bFails: { message: 'not the pinned certificate' },
   },
   {
     option: 'minVersion',
@@ -220,6 +231,43 @@ describe('TLS isolation', () => {
     assert.equal(second.reusedSocket, true);
     assert.equal(second.seen.client, CLIENT_CN);
     assert.equal(server.accepted, 1);
+  });
+
+  describe('Node\'s own checkServerIdentity is no identity: it is what a request without one gets', () => {
+    it('a request passing tls.checkServerIdentity shares the pool and socket of one passing none', async () => {
+      const server = await newServer();
+      const agent = newAgent();
+      const none = await get(server, agent, {});
+      await waitFor(() => agent.freeSockets[poolOf(none.socket)]?.includes(none.socket) === true);
+      const own = await get(server, agent, { checkServerIdentity: tls.checkServerIdentity });
+      assert.equal(own.socket, none.socket);
+      assert.equal(own.reusedSocket, true);
+      assert.equal(server.accepted, 1);
+    });
+
+    it('got (which passes it on every request) and https.get share one connection on one HttpsAgent', async () => {
+      const { 'got (agent: { http, https })': got } = await loadClients();
+      const server = await newServer();
+      const agent = newAgent({ ca: fixtures.ca });
+      const viaHttps = () => new Promise((resolve, reject) => {
+        https.get(server.url('/'), { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.req.reusedSocket));
+        }).on('error', reject);
+      });
+      const statuses = [];
+      const pooled = () => waitFor(() => Object.values(agent.freeSockets).flat().length === 1);
+      statuses.push((await got(server.url('/'), agent)).status);
+      await pooled();
+      assert.equal(await viaHttps(), true, 'https.get reused got\'s connection');
+      await pooled();
+      statuses.push((await got(server.url('/'), agent)).status);
+      await pooled();
+      assert.deepEqual(statuses, [200, 200]);
+      assert.equal(server.accepted, 1, 'one connection for both clients');
+      assert.equal(agent.createSocketCount, 1);
+      assert.equal(Object.keys(agent.freeSockets).length, 1, 'one pool');
+    });
   });
 
   describe('TLS sessions are not resumed across server names', () => {

@@ -3,6 +3,7 @@
 // Pool names for https: a readable origin plus a digest of the TLS identity
 // options, computed from every kind of value the options can hold.
 const assert = require('node:assert/strict');
+const tls = require('node:tls');
 const { HttpsAgent, HttpAgent } = require('..');
 const { tlsSafeName } = require('../lib/tls_name');
 const { fixtures } = require('./support/servers');
@@ -52,6 +53,14 @@ describe('https pool names (lib/tls_name.js)', () => {
     const same = () => undefined;
     assert.equal(name({ checkServerIdentity: check }), name({ checkServerIdentity: check }));
     assert.notEqual(name({ checkServerIdentity: same }), name({ checkServerIdentity: check }));
+  });
+
+  it('gives Node\'s own checkServerIdentity, the one a request without any gets, no identity', () => {
+    assert.equal(name({ checkServerIdentity: tls.checkServerIdentity }), name({}));
+    assert.equal(name({ ca: fixtures.ca, checkServerIdentity: tls.checkServerIdentity }), name({ ca: fixtures.ca }));
+    // A caller's own check, even one that calls Node's, is an identity.
+    const pinned = (host, cert) => tls.checkServerIdentity(host, cert);
+    assert.notEqual(name({ checkServerIdentity: pinned }), name({}));
   });
 
   it('treats other objects (a SecureContext) by identity', () => {

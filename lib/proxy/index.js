@@ -18,7 +18,7 @@
 // pooled sockets to the agent.
 const net = require('node:net');
 const tls = require('node:tls');
-const { normalizeProxyOptions, resolveProxy } = require('./options');
+const { resolveProxy } = require('./options');
 const { bypasses } = require('./no_proxy');
 const { openTunnel, authority } = require('./tunnel');
 
@@ -133,11 +133,6 @@ class ProxyRoutes {
     return options.localAddress ? `${this.#forwardPool} from ${options.localAddress}` : this.#forwardPool;
   }
 
-  /** True when createConnection must go through the proxy. */
-  handles(options) {
-    return this.proxies(options);
-  }
-
   /**
    * createConnection for a proxied request. http: returns the connection to
    * the proxy. https: returns undefined and calls `callback` once, with the
@@ -248,11 +243,6 @@ function serveQueue(agent, socket, options) {
   agent.removeSocket(socket, options);
 }
 
-/** Validated proxy options, or undefined when none is given (options.js). */
-function proxyOptions(input) {
-  return normalizeProxyOptions(input);
-}
-
 /**
  * The agent's proxy routes, or null: no proxy configured (keep_alive.js).
  * `setup`: the agent's ConnectionSetup, or null.
@@ -262,4 +252,4 @@ function createProxyRoutes(settings, protocol, setup) {
   return resolved === null ? null : new ProxyRoutes(resolved, protocol, setup);
 }
 
-module.exports = { proxyOptions, createProxyRoutes };
+module.exports = { createProxyRoutes };

@@ -1,0 +1,191 @@
+'use strict';
+
+// Everything the agent knows about one of its sockets, in one object.
+//
+// Sockets are core's objects, and core's own code (_http_client, _http_agent,
+// net) reads them on every request. The agent adds one property to each, once,
+// when it takes the socket on: this object, behind one module-local Symbol.
+// Every field is set in the constructor, so every state has one shape and the
+// socket's own shape changes once, not at every step of its life.
+//
+// A socket's life is its phase:
+//
+//   active ──free()──> free ──startProbe()──> probe
+//     ^                 │                       │
+//     └───activate()────┘                       │
+//   any phase ──close(reason)──> closing        │ (probes are only ever closed)
+//   active ──upgrade()──> upgraded (an HTTP upgrade took it from the agent)
+//
+// Transitions are methods. This module does no I/O and reads no clock: the
+// agent destroys sockets, edits core's maps and passes the time in
+// (test/socket-state.test.js tests it without sockets).
+const { SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
+
+const kState = Symbol('steady-agent.socketState');
+
+const PHASES = Object.freeze({
+  ACTIVE: 'active',
+  FREE: 'free',
+  PROBE: 'probe',
+  CLOSING: 'closing',
+  UPGRADED: 'upgraded',
+});
+
+class SocketState {
+  /**
+   * @param {object} agent the agent that owns the socket
+   * @param {string} pool the pool (origin) name
+   * @param {object} createOptions the options core created the socket with:
+   *   its removeSocket needs them
+   * @param {object} entry the origin's counters (lib/stats.js)
+   * @param {number} now clock.now()
+   */
+  constructor(agent, pool, createOptions, entry, now) {
+    this.agent = agent;
+    this.pool = pool;
+    this.createOptions = createOptions;
+    this.entry = entry;
+    this.phase = PHASES.ACTIVE;
+    // The phase it was in when the agent decided to close it.
+    this.closingFrom = PHASES.ACTIVE;
+    this.connected = false;
+    // Times are clock.now() (monotonic) ms. createdAt is for the TTL and the
+    // lifetime (SOCKET_CREATED_TIME is wall-clock).
+    this.createdAt = now;
+    // When it last entered the pool; meaningful while free or a probe.
+    this.freedAt = now;
+    // When a free socket (or a probe) is closed, and which limit set that
+    // ('freeSocketTimeout', 'ttl', 'hint' or 'learned': lib/server_limits.js).
+    this.freeDeadline = Infinity;
+    this.limitedBy = 'freeSocketTimeout';
+    // How long it may stay idle as a probe, where the learned limit decided
+    // its deadline (limitedBy 'learned'); Infinity otherwise.
+    this.probeBound = Infinity;
+    // ms it sat idle before its current request (0: fresh, or handed
+    // straight from one request to the next).
+    this.idleBeforeReuse = 0;
+    // socket.bytesRead when it entered the pool: more later means bytes came
+    // while it sat idle (or, after a reuse, that the response had begun).
+    this.bytesReadWhenFreed = 0;
+    // Requests the server still takes (Keep-Alive: max), and its Keep-Alive
+    // timeout in ms (undefined: not announced).
+    this.requestsLeft = Infinity;
+    this.serverTimeout = undefined;
+    // The queued request it was handed to on 'free'; it may be aborted before
+    // it takes the socket, and then the socket served nothing new.
+    this.handedTo = null;
+    // 'agent' or 'server' once either closed it; null while open.
+    this.closedBy = null;
+    // The server's close of it has been learned from (once per socket).
+    this.learnedFrom = false;
+    // Why it closed, when the agent decided (lib/close_reasons.js); the first
+    // decision stands.
+    this.closeReason = null;
+    this.errored = false;
+    // Taken out of core's maps already (an active timeout): core's own
+    // removeSocket on 'close' has nothing left to do.
+    this.removed = false;
+    // For the reuse event: when it entered the pool if someone watched reuse
+    // then; -1 if not; 0 when handed on without entering the pool
+    // (lib/events.js).
+    this.watchedFreedAt = 0;
+  }
+
+  /** Idle: in the pool or a probe, or was when the agent decided to close it. */
+  get idle() {
+    const phase = this.phase === PHASES.CLOSING ? this.closingFrom : this.phase;
+    return phase === PHASES.FREE || phase === PHASES.PROBE;
+  }
+
+  /**
+   * Takes a request: from the pool (idle since freedAt) or straight from the
+   * previous one. `socket` carries agentkeepalive's public counts.
+   */
+  activate(socket) {
+    this.phase = PHASES.ACTIVE;
+    socket[SOCKET_REQUEST_COUNT]++;
+    this.requestsLeft--;
+  }
+
+  /** Handed to `req`, a queued request, without entering the pool. */
+  handTo(req) {
+    this.handedTo = req;
+    this.idleBeforeReuse = 0;
+  }
+
+  /**
+   * The request it was handed to was aborted before taking it: that request
+   * spent no slot of the socket's or the server's counts.
+   */
+  handBack(socket) {
+    socket[SOCKET_REQUEST_COUNT]--;
+    this.requestsLeft++;
+  }
+
+  /** True when `socket` finished a request not yet counted (counted now). */
+  finishRequest(socket) {
+    if (socket[SOCKET_REQUEST_FINISHED_COUNT] >= socket[SOCKET_REQUEST_COUNT]) return false;
+    socket[SOCKET_REQUEST_FINISHED_COUNT]++;
+    return true;
+  }
+
+  /** The server's Keep-Alive hint on the response it just served (null: none). */
+  hint(parsed) {
+    this.serverTimeout = parsed === null || parsed.timeout === undefined ? undefined : parsed.timeout * 1000;
+    if (parsed !== null && parsed.max !== undefined) this.requestsLeft = parsed.max;
+  }
+
+  /** Enters the pool at `now` until `deadline`; `bytesRead` is the socket's count now. */
+  free(now, deadline, bytesRead) {
+    this.phase = PHASES.FREE;
+    this.freedAt = now;
+    this.freeDeadline = deadline;
+    this.bytesReadWhenFreed = bytesRead;
+  }
+
+  /** Picked from the pool at `now` for a request. */
+  picked(now) {
+    this.idleBeforeReuse = now - this.freedAt;
+  }
+
+  /** Out of the pool, watched until the server closes it or its bound passes. Returns the new deadline. */
+  startProbe() {
+    this.phase = PHASES.PROBE;
+    this.freeDeadline = this.freedAt + this.probeBound;
+    return this.freeDeadline;
+  }
+
+  /** The agent decided to close it, for `reason` (the first reason stands). */
+  close(reason) {
+    if (this.phase !== PHASES.CLOSING) {
+      this.closingFrom = this.phase;
+      this.phase = PHASES.CLOSING;
+    }
+    this.closedBy = 'agent';
+    if (this.closeReason === null) this.closeReason = reason;
+  }
+
+  /** Its close is the server's (the agent did not close it). */
+  closedByServer() {
+    if (this.closedBy === null) this.closedBy = 'server';
+  }
+
+  /** Left the agent for an HTTP upgrade; its new owner will close it. */
+  upgrade(reason) {
+    this.phase = PHASES.UPGRADED;
+    if (this.closeReason === null) this.closeReason = reason;
+  }
+}
+
+/** The state of a socket the agent took on, or undefined. */
+function stateOf(socket) {
+  return socket[kState];
+}
+
+/** Takes `socket` on: its one added property. */
+function attachState(socket, state) {
+  socket[kState] = state;
+  return state;
+}
+
+module.exports = { SocketState, PHASES, stateOf, attachState };

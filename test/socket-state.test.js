@@ -1,0 +1,215 @@
+'use strict';
+
+// lib/socket_state.js without sockets: a socket's state, its phases and
+// transitions, and the free timeout lib/server_limits.js writes into it.
+// The "socket" here is a plain object holding agentkeepalive's public counts,
+// which is all the state's transitions touch.
+const assert = require('node:assert/strict');
+const { SocketState, PHASES, stateOf, attachState } = require('../lib/socket_state');
+const { freeTimeout } = require('../lib/server_limits');
+const { SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('../lib/constants');
+
+const agent = { name: 'an agent' };
+const entry = { origin: 'a:1:' };
+
+function fresh(now = 100) {
+  const socket = { [SOCKET_REQUEST_COUNT]: 1, [SOCKET_REQUEST_FINISHED_COUNT]: 0 };
+  const state = attachState(socket, new SocketState(agent, 'a:1:', { _agentKey: 'a:1:' }, entry, now));
+  return { socket, state };
+}
+
+describe('SocketState', () => {
+  it('starts active, with every field set', () => {
+    const { socket, state } = fresh(100);
+    assert.equal(stateOf(socket), state);
+    assert.equal(state.agent, agent);
+    assert.equal(state.pool, 'a:1:');
+    assert.deepEqual(state.createOptions, { _agentKey: 'a:1:' });
+    assert.equal(state.entry, entry);
+    assert.equal(state.phase, PHASES.ACTIVE);
+    assert.equal(state.idle, false);
+    assert.equal(state.connected, false);
+    assert.equal(state.createdAt, 100);
+    assert.equal(state.freeDeadline, Infinity);
+    assert.equal(state.requestsLeft, Infinity);
+    assert.equal(state.serverTimeout, undefined);
+    assert.equal(state.handedTo, null);
+    assert.equal(state.closedBy, null);
+    assert.equal(state.learnedFrom, false);
+    assert.equal(state.closeReason, null);
+    assert.equal(state.errored, false);
+    assert.equal(state.removed, false);
+  });
+
+  it('has one shape: no transition adds a field', () => {
+    const { socket, state } = fresh();
+    const keys = Object.keys(state);
+    state.hint({ timeout: 5, max: 3 });
+    state.free(200, 4200, 10);
+    state.picked(300);
+    state.activate(socket);
+    state.handTo({});
+    state.handBack(socket);
+    state.finishRequest(socket);
+    state.free(400, 500, 20);
+    state.probeBound = 1000;
+    state.startProbe();
+    state.close('free-timeout');
+    state.closedByServer();
+    assert.deepEqual(Object.keys(state), keys);
+  });
+
+  it('adds one property to the socket, once', () => {
+    const socket = { [SOCKET_REQUEST_COUNT]: 1, [SOCKET_REQUEST_FINISHED_COUNT]: 0 };
+    const before = Reflect.ownKeys(socket).length;
+    const state = attachState(socket, new SocketState(agent, 'a:1:', {}, entry, 1));
+    state.free(2, 3, 0);
+    state.activate(socket);
+    state.close('destroy');
+    assert.equal(Reflect.ownKeys(socket).length, before + 1);
+  });
+
+  it('free -> picked -> active measures the idle time and counts the request', () => {
+    const { socket, state } = fresh(100);
+    state.free(1000, 5000, 42);
+    assert.equal(state.phase, PHASES.FREE);
+    assert.equal(state.idle, true);
+    assert.equal(state.freedAt, 1000);
+    assert.equal(state.freeDeadline, 5000);
+    assert.equal(state.bytesReadWhenFreed, 42);
+    state.picked(1750);
+    assert.equal(state.idleBeforeReuse, 750);
+    state.activate(socket);
+    assert.equal(state.phase, PHASES.ACTIVE);
+    assert.equal(state.idle, false);
+    assert.equal(socket[SOCKET_REQUEST_COUNT], 2);
+  });
+
+  it('counts a finished request once', () => {
+    const { socket, state } = fresh();
+    assert.equal(state.finishRequest(socket), true);
+    assert.equal(socket[SOCKET_REQUEST_FINISHED_COUNT], 1);
+    assert.equal(state.finishRequest(socket), false);
+    assert.equal(socket[SOCKET_REQUEST_FINISHED_COUNT], 1);
+  });
+
+  it('the Keep-Alive hint sets the server timeout in ms and the requests left', () => {
+    const { socket, state } = fresh();
+    state.hint({ timeout: 5, max: 2 });
+    assert.equal(state.serverTimeout, 5000);
+    assert.equal(state.requestsLeft, 2);
+    state.activate(socket);
+    assert.equal(state.requestsLeft, 1);
+    state.hint({ max: 7 });
+    assert.equal(state.serverTimeout, undefined);
+    assert.equal(state.requestsLeft, 7);
+    state.hint(null);
+    assert.equal(state.serverTimeout, undefined);
+    assert.equal(state.requestsLeft, 7);
+  });
+
+  it('a hand-over to a queued request that was aborted is given back', () => {
+    const { socket, state } = fresh();
+    state.hint({ max: 5 });
+    const req = {};
+    state.handTo(req);
+    state.activate(socket);
+    assert.equal(state.handedTo, req);
+    assert.equal(state.idleBeforeReuse, 0);
+    assert.equal(socket[SOCKET_REQUEST_COUNT], 2);
+    assert.equal(state.requestsLeft, 4);
+    state.handBack(socket);
+    assert.equal(socket[SOCKET_REQUEST_COUNT], 1);
+    assert.equal(state.requestsLeft, 5);
+  });
+
+  it('a probe is idle until its bound from the time it entered the pool', () => {
+    const { state } = fresh();
+    state.free(1000, 1300, 0);
+    state.probeBound = 4000;
+    assert.equal(state.startProbe(), 5000);
+    assert.equal(state.phase, PHASES.PROBE);
+    assert.equal(state.idle, true);
+  });
+
+  it('close() records the first reason, who closed it, and whether it was idle', () => {
+    const { state } = fresh();
+    state.free(10, 20, 0);
+    state.close('free-timeout');
+    state.close('destroy');
+    assert.equal(state.phase, PHASES.CLOSING);
+    assert.equal(state.closeReason, 'free-timeout');
+    assert.equal(state.closedBy, 'agent');
+    assert.equal(state.idle, true);
+    state.closedByServer();
+    assert.equal(state.closedBy, 'agent');
+
+    const active = fresh().state;
+    active.close('not-kept');
+    assert.equal(active.idle, false);
+  });
+
+  it('a server close is told apart from learning from it', () => {
+    const { state } = fresh();
+    state.closedByServer();
+    assert.equal(state.closedBy, 'server');
+    assert.equal(state.learnedFrom, false);
+  });
+
+  it('an upgrade takes the socket from the agent with its reason', () => {
+    const { state } = fresh();
+    state.upgrade('upgrade');
+    assert.equal(state.phase, PHASES.UPGRADED);
+    assert.equal(state.closeReason, 'upgrade');
+    assert.equal(state.idle, false);
+  });
+});
+
+describe('freeTimeout (lib/server_limits.js), into the state', () => {
+  it('freeSocketTimeout decides when nothing else is lower', () => {
+    const { state } = fresh();
+    assert.equal(freeTimeout(state, 4000, Infinity, undefined, 1000), 4000);
+    assert.equal(state.limitedBy, 'freeSocketTimeout');
+    assert.equal(state.probeBound, Infinity);
+  });
+
+  it('0 means no limit', () => {
+    const { state } = fresh();
+    assert.equal(freeTimeout(state, 0, Infinity, undefined, 1000), Infinity);
+    assert.equal(state.limitedBy, 'freeSocketTimeout');
+  });
+
+  it('the TTL left decides when it is lower', () => {
+    const { state } = fresh();
+    assert.equal(freeTimeout(state, 4000, 2500, undefined, 1000), 2500);
+    assert.equal(state.limitedBy, 'ttl');
+  });
+
+  it('the server hint less the margin decides when it is lower', () => {
+    const { state } = fresh();
+    state.hint({ timeout: 3 });
+    assert.equal(freeTimeout(state, 4000, Infinity, undefined, 1000), 2000);
+    assert.equal(state.limitedBy, 'hint');
+  });
+
+  it('the learned limit less its margin decides, and sets the probe bound', () => {
+    const { state } = fresh();
+    assert.equal(freeTimeout(state, 4000, Infinity, 300, 1000), 225);
+    assert.equal(state.limitedBy, 'learned');
+    assert.equal(state.probeBound, 4000);
+    // Unbounded otherwise: the probe waits a multiple of the limit, at least 10 s.
+    assert.equal(freeTimeout(state, 0, Infinity, 300, 1000), 225);
+    assert.equal(state.probeBound, 10000);
+    // The TTL bounds the probe too.
+    assert.equal(freeTimeout(state, 0, 6000, 300, 1000), 225);
+    assert.equal(state.probeBound, 6000);
+  });
+
+  it('a learned limit above the others decides nothing and clears the probe bound', () => {
+    const { state } = fresh();
+    freeTimeout(state, 4000, Infinity, 300, 1000);
+    assert.equal(freeTimeout(state, 1000, Infinity, 9000, 1000), 1000);
+    assert.equal(state.limitedBy, 'freeSocketTimeout');
+    assert.equal(state.probeBound, Infinity);
+  });
+});
