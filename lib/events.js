@@ -13,7 +13,7 @@
 const dc = require('node:diagnostics_channel');
 const { OriginTable } = require('./stats');
 const { closeReason } = require('./close_reasons');
-const { SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
+const { SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
 const { now } = require('./clock');
 const { stateOf } = require('./socket_state');
 
@@ -28,6 +28,7 @@ const channels = Object.freeze({
   queued: dc.channel('steady-agent:request:queued'),
   dequeued: dc.channel('steady-agent:request:dequeued'),
   noSocket: dc.channel('steady-agent:request:no-socket'),
+  listeners: dc.channel('steady-agent:socket:listeners'),
 });
 
 // How a request ended without a socket: its getStats() counter, and the
@@ -40,6 +41,46 @@ const LEFT_QUEUE = Object.freeze({ counter: 'leftQueue', name: 'left-queue' }); 
 // Our tag on a queued request (core's object): { events, entry, at }.
 const kQueued = Symbol('steady-agent.queued');
 
+/** Publishes `message` about `agent`'s origin `entry` (and `socket`) on `channel`. */
+function publish(channel, message, agent, entry, socket) {
+  message.agent = agent;
+  message.origin = entry.origin;
+  message.host = entry.host;
+  message.port = entry.port;
+  if (socket !== undefined) message.socket = socket;
+  try {
+    channel.publish(message);
+  } catch {
+    // Only Node 18 gets here: its publish() throws when a subscriber
+    // removes the channel's last subscriber while being called (the loop
+    // reads the list it just dropped). Errors thrown by subscribers never
+    // come here: publish() reports them as uncaught exceptions itself.
+  }
+}
+
+/**
+ * Listener build-up: code that adds a listener to the socket on every
+ * request and never removes it ends, on a pooled socket, in Node's
+ * MaxListenersExceededWarning, which names the socket but not the agent, the
+ * origin or the requests. One process 'warning' listener serves every
+ * agent, added with the first; it runs only when a warning is emitted, and
+ * does nothing more unless the channel has subscribers.
+ */
+let watchingWarnings = false;
+
+function onWarning(warning) {
+  if (warning.name !== 'MaxListenersExceededWarning' || !channels.listeners.hasSubscribers) return;
+  const socket = warning.emitter;
+  const state = socket != null ? stateOf(socket) : undefined;
+  // Not one of an agent's sockets, or one an HTTP upgrade took from it.
+  if (state === undefined || state.phase === 'upgraded') return;
+  publish(channels.listeners, {
+    event: warning.type,
+    count: warning.count,
+    requests: socket[SOCKET_REQUEST_COUNT],
+  }, state.agent, state.entry, socket);
+}
+
 class PoolEvents {
   #agent;
   #scheme;
@@ -48,6 +89,10 @@ class PoolEvents {
   constructor(agent) {
     this.#agent = agent;
     this.#scheme = agent.protocol === 'https:' ? 'https' : 'http';
+    if (!watchingWarnings) {
+      watchingWarnings = true;
+      process.on('warning', onWarning);
+    }
   }
 
   #use(pool, options) {
@@ -56,19 +101,7 @@ class PoolEvents {
   }
 
   #publish(channel, message, entry, socket) {
-    message.agent = this.#agent;
-    message.origin = entry.origin;
-    message.host = entry.host;
-    message.port = entry.port;
-    if (socket !== undefined) message.socket = socket;
-    try {
-      channel.publish(message);
-    } catch {
-      // Only Node 18 gets here: its publish() throws when a subscriber
-      // removes the channel's last subscriber while being called (the loop
-      // reads the list it just dropped). Errors thrown by subscribers never
-      // come here: publish() reports them as uncaught exceptions itself.
-    }
+    publish(channel, message, this.#agent, entry, socket);
   }
 
   // ---- sockets ----------------------------------------------------------------

@@ -27,6 +27,8 @@ const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
+const { ConnectionSetup } = require('./connection_setup');
+const { placeFor, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
 const {
   CURRENT_ID,
@@ -90,6 +92,9 @@ function keepAlive(Base, { name, getName: naming }) {
     #pickedPool;
     // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
     #queueBounds = null;
+    // TCP keep-alive and connectTimeout for each new connection
+    // (lib/connection_setup.js), or null: both off.
+    #setup = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
     #shutdown = new Shutdown();
 
@@ -100,8 +105,9 @@ function keepAlive(Base, { name, getName: naming }) {
       // the caller writes them to agent.options.
       this.#config = { ...config };
       this.options = agentOptions(this.options, this.#config);
-      this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
-      this.#queueBounds = QueueBounds.create(config);
+      this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
+      this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
+      this.#queueBounds = QueueBounds.create(config, this.#events);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
       this[CURRENT_ID] = 0;
       // Before core's own 'free' listener (added by the base constructor), so
@@ -115,6 +121,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // After close(), as core fails a request that gets no socket: the
       // error reaches the request on the next tick.
       if (this.#shutdown.closing) {
+        this.#events.refusedAfterClose(req, options, port, localAddress); // observability
         req.onSocket(null, new AgentClosedError());
         return;
       }
@@ -138,7 +145,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #queued(req, pool, options) {
       // maxQueue may turn it away; queueTimeout starts its timer.
-      if (this.#queueBounds !== null && !this.#queueBounds.admit(this, req, pool)) return;
+      if (this.#queueBounds !== null && !this.#queueBounds.admit(this, req, pool, options)) return;
       this.#events.requestQueued(req, pool, options); // observability
     }
 
@@ -153,6 +160,9 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#picking = false;
         this.#pickedPool = pool;
         if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
+        // Every place under maxTotalSockets taken, and none free here: core
+        // would queue the request until some socket closes.
+        else if (this.totalSocketCount >= this.maxTotalSockets) this.#makeRoom(pool);
       }
       return pool;
     }
@@ -233,6 +243,9 @@ function keepAlive(Base, { name, getName: naming }) {
         if (pool !== undefined && this.sockets[pool]?.length === 0) delete this.sockets[pool];
         throw err;
       }
+      // TCP keep-alive and the connect timeout, from the start (a CONNECT
+      // tunnel returns no socket: lib/proxy sets up its connection).
+      if (this.#setup !== null && socket) this.#setup.opened(socket);
       // Called by core's createSocket (the merged options name the pool), or
       // directly by the caller: then the socket is initialised here, as
       // agentkeepalive does.
@@ -362,7 +375,10 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#readServerHint(state, socket._httpMessage?.res);
       const now = clock.now();
       // After close(), every socket closes as soon as it is free.
-      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE : whyRetired(state, now, this.#config.socketActiveTTL);
+      let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE : whyRetired(state, now, this.#config.socketActiveTTL);
+      // Its place under maxTotalSockets serves a request of another origin
+      // (core starts a socket for it when this one closes: lib/total_limit.js).
+      if (reason === null && this.totalSocketCount >= this.maxTotalSockets && othersWaiting(this, state.pool)) reason = CLOSE_REASONS.TOTAL_LIMIT;
       if (reason !== null) {
         // Core destroys a socket it may not keep.
         state.close(reason);
@@ -558,9 +574,33 @@ function keepAlive(Base, { name, getName: naming }) {
         state.closedByServer();
       }
       this.#learning.closed(socket, state);
+      // Core's 'close' listener, which runs before ours, has just counted out
+      // a place given to another socket already (#makeRoom).
+      if (state.placeGivenUp) this.totalSocketCount++;
       this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
       if (state.phase !== 'upgraded') this.#shutdown.left();
+    }
+
+    /**
+     * Closes the idle socket (of another origin, or a probe) used least
+     * recently, so that the request core is about to queue for want of a
+     * place under maxTotalSockets opens a socket at once (lib/total_limit.js).
+     */
+    #makeRoom(pool) {
+      const socket = placeFor(this, pool, this.#learning.probes());
+      if (socket === null) return;
+      const state = stateOf(socket);
+      this.#removeFromPool(socket, state);
+      this.#learning.closed(socket, state); // a probe no longer
+      // Core's count, touched directly: core counts a socket out only on its
+      // 'close', a tick or more after destroy(), and decides on this request
+      // now. Its removeSocket on that 'close' must then start no socket for a
+      // queued request: the place is this request's already.
+      this.totalSocketCount--;
+      state.placeGivenUp = true;
+      state.removed = true;
+      this.#close(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
     }
 
     #close(socket, state, reason) {
