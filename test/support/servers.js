@@ -123,7 +123,7 @@ const tlsClientOptions = Object.freeze({ ca: fixtures.ca });
 /**
  * A server (http or https) that answers `/hold...` only when the test says
  * so, and anything else at once. `held` counts the requests it holds;
- * `release()` answers every one of them.
+ * `release()` answers every one of them, `releaseOne()` the first.
  */
 async function createHoldingServer(protocol) {
   const waiting = [];
@@ -134,6 +134,7 @@ async function createHoldingServer(protocol) {
     else answer();
   });
   handle.release = () => { for (const answer of waiting.splice(0)) answer(); };
+  handle.releaseOne = () => waiting.shift()();
   Object.defineProperty(handle, 'held', { get: () => waiting.length });
   return handle;
 }
