@@ -36,7 +36,7 @@ const channels = Object.freeze({
 const QUEUE_FULL = Object.freeze({ counter: 'queueFull', name: 'queue-full' }); // maxQueue
 const QUEUE_TIMEOUT = Object.freeze({ counter: 'queueTimeouts', name: 'queue-timeout' }); // queueTimeout
 const AGENT_CLOSED = Object.freeze({ counter: 'refusedAfterClose', name: 'agent-closed' }); // after close()
-const LEFT_QUEUE = Object.freeze({ counter: 'leftQueue', name: 'left-queue' }); // aborted, or agent.destroy()
+const LEFT_QUEUE = Object.freeze({ counter: 'leftQueue', name: 'left-queue' }); // aborted, or destroy() during close()
 
 // Our tag on a queued request (core's object): { events, entry, at }.
 const kQueued = Symbol('steady-agent.queued');

@@ -15,7 +15,7 @@
 // request that got no socket carries `error.type`, the semantic conventions'
 // attribute for how an operation failed: 'queue-full' and 'agent-closed'
 // (refused at once: 0 s), 'queue-timeout', 'left-queue' (aborted, or
-// agent.destroy()).
+// failed by destroy() during close()).
 const dc = require('node:diagnostics_channel');
 const { metrics } = require('@opentelemetry/api');
 const { version } = require('../package.json');
