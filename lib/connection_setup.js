@@ -12,11 +12,12 @@
 // Node's agent turns probes on when a socket enters the pool
 // (keepSocketAlive: setKeepAlive(true, keepAliveMsecs)), and asks for them
 // at creation by passing keepAlive/keepAliveInitialDelay to createConnection:
-// net.connect honours them, tls.connect drops them (nodejs/node#47137,
-// #41965). So an https socket sends no probe while it serves its first
-// request, however long that takes, and a NAT gateway or firewall that drops
-// idle flows (AWS NAT: 350 s) ends a long request without a word to either
-// side.
+// net.connect honours them; tls.connect drops them on Node 18 to 22 and early
+// 24.x (nodejs/node#47137, fixed by #62004 in Node 26 and late 24.x); and an
+// agent with keepAlive: false asks for none. So an https socket sends no
+// probe while it serves its first request, however long that takes, and a
+// NAT gateway or firewall that drops idle flows (AWS NAT: 350 s) ends a long
+// request without a word to either side.
 //
 // setKeepAlive before the socket has connected is kept by net and applied on
 // connect, for TLS sockets too (the TLS socket passes it to the TCP socket
