@@ -43,6 +43,12 @@ declare namespace HttpAgent {
     keepAlive?: Flag | undefined;
     /** Initial delay of TCP keep-alive probes on a socket. Default `1000`. */
     keepAliveMsecs?: Duration | undefined;
+    /**
+     * TCP keep-alive probes on every socket from the moment it connects,
+     * https included, while it serves a request too. `false`: Node's
+     * behaviour. Default `true`.
+     */
+    tcpKeepAlive?: Flag | undefined;
     /** How long a socket may stay idle in the pool. Default `4000`. */
     freeSocketTimeout?: Duration | undefined;
     /**
@@ -50,6 +56,13 @@ declare namespace HttpAgent {
      * Default `max(freeSocketTimeout * 2, 8000)`.
      */
     timeout?: Duration | undefined;
+    /**
+     * How long a new socket may take to be ready for its request (TCP
+     * connect, TLS handshake, a proxy's answer to CONNECT); then it is
+     * destroyed with a `ConnectTimeoutError` (`code` `'ETIMEDOUT'`). `0`: off.
+     * Default `0`.
+     */
+    connectTimeout?: Duration | undefined;
     /** Maximum lifetime of a socket; `0` means no limit. Default `0`. */
     socketActiveTTL?: Duration | undefined;
     /**
@@ -192,6 +205,21 @@ declare namespace HttpAgent {
     readonly learnServerTimeout: boolean;
     readonly maxQueue: number;
     readonly queueTimeout: number;
+    readonly connectTimeout: number;
+    readonly tcpKeepAlive: boolean;
+  }
+
+  /**
+   * The error of a new socket not ready within `connectTimeout` (or whose
+   * every address the system gave up on, with autoSelectFamily).
+   */
+  interface ConnectTimeoutError extends Error {
+    name: 'ConnectTimeoutError';
+    code: 'ETIMEDOUT';
+    /** What was still awaited: the TCP connection, the TLS handshake, or the proxy's answer to CONNECT. */
+    phase: 'connect' | 'tls' | 'proxy';
+    /** `connectTimeout`, in ms. */
+    timeout: number;
   }
 
   /** agentkeepalive's counters. */
@@ -224,6 +252,7 @@ declare namespace HttpAgent {
     | 'active-timeout'
     | 'not-kept'
     | 'unusable'
+    | 'total-limit'
     | 'destroy'
     | 'agent-close'
     | 'upgrade'
@@ -253,8 +282,16 @@ declare namespace HttpAgent {
     closeReasons: Partial<Record<CloseReason, number>>;
     /** The server's idle limit in ms: announced (Keep-Alive: timeout) and learned, or null. */
     serverIdleTimeout: { announced: number | null; learned: number | null };
-    /** Over the requests that waited behind `maxSockets`, in ms. */
+    /** Over every wait behind `maxSockets` that ended (with a socket, by queueTimeout, aborted, destroyed), in ms. */
     queueWaitMs: { count: number; sum: number; max: number };
+    /** Requests refused at once by `maxQueue`. */
+    queueFull: number;
+    /** Requests failed by `queueTimeout` (their waits are in `queueWaitMs`). */
+    queueTimeouts: number;
+    /** Requests refused after `close()`. */
+    refusedAfterClose: number;
+    /** Requests that left the queue without a socket otherwise: aborted, or failed by `destroy()` during `close()`. */
+    leftQueue: number;
   }
 
   /** What `getStats()` returns: a new object on every call. */

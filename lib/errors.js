@@ -65,6 +65,31 @@ class QueueTimeoutError extends Error {
   }
 }
 
+// What a connect timeout waited for, by phase (lib/connect_timeout.js).
+const CONNECT_PHASES = Object.freeze({
+  connect: 'the TCP connection',
+  tls: 'the TLS handshake',
+  proxy: 'the proxy\'s answer to CONNECT',
+});
+
+/**
+ * A new socket was not ready for its request within `timeout` ms
+ * (connectTimeout), or the system gave up on every address before that
+ * (autoSelectFamily's AggregateError of timeouts). `phase` says what it was
+ * waiting for: 'connect' (TCP), 'tls' (the handshake) or 'proxy' (the answer
+ * to CONNECT). The code is the one the system gives a TCP connect that times
+ * out, which client libraries (got, axios-retry) retry as a failed connection.
+ */
+class ConnectTimeoutError extends Error {
+  constructor(phase, timeout) {
+    super(`Connect timeout: still waiting for ${CONNECT_PHASES[phase]} (connectTimeout: ${timeout} ms)`);
+    this.name = 'ConnectTimeoutError';
+    this.code = 'ETIMEDOUT';
+    this.phase = phase;
+    this.timeout = timeout;
+  }
+}
+
 /** An option has the wrong type, or a duration string that cannot be parsed. */
 class InvalidOptionTypeError extends TypeError {
   constructor(option, expected, value) {
@@ -157,6 +182,7 @@ module.exports = {
   AgentClosedError,
   QueueFullError,
   QueueTimeoutError,
+  ConnectTimeoutError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   InvalidProxyOptionError,

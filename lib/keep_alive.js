@@ -27,6 +27,8 @@ const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
+const { ConnectionSetup } = require('./connection_setup');
+const { placeFor, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
 const { markFailure, idleAtLeast } = require('./stale_marks');
 const {
@@ -91,6 +93,9 @@ function keepAlive(Base, { name, getName: naming }) {
     #pickedPool;
     // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
     #queueBounds = null;
+    // TCP keep-alive and connectTimeout for each new connection
+    // (lib/connection_setup.js), or null: both off.
+    #setup = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
     #shutdown = new Shutdown();
     // The dns option (lib/dns.js, loaded only then), or null: off.
@@ -103,8 +108,9 @@ function keepAlive(Base, { name, getName: naming }) {
       // the caller writes them to agent.options.
       this.#config = { ...config };
       this.options = agentOptions(this.options, this.#config);
-      this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
-      this.#queueBounds = QueueBounds.create(config);
+      this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
+      this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
+      this.#queueBounds = QueueBounds.create(config, this.#events);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
       if (config.dns !== undefined) {
         const { AgentDns } = require('./dns');
@@ -122,6 +128,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // After close(), as core fails a request that gets no socket: the
       // error reaches the request on the next tick.
       if (this.#shutdown.closing) {
+        this.#events.refusedAfterClose(req, options, port, localAddress); // observability
         req.onSocket(null, new AgentClosedError());
         return;
       }
@@ -145,7 +152,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #queued(req, pool, options) {
       // maxQueue may turn it away; queueTimeout starts its timer.
-      if (this.#queueBounds !== null && !this.#queueBounds.admit(this, req, pool)) return;
+      if (this.#queueBounds !== null && !this.#queueBounds.admit(this, req, pool, options)) return;
       this.#events.requestQueued(req, pool, options); // observability
     }
 
@@ -160,6 +167,9 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#picking = false;
         this.#pickedPool = pool;
         if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
+        // Every place under maxTotalSockets taken, and none free here: core
+        // would queue the request until some socket closes.
+        else if (this.totalSocketCount >= this.maxTotalSockets) this.#makeRoom(pool);
       }
       return pool;
     }
@@ -242,6 +252,9 @@ function keepAlive(Base, { name, getName: naming }) {
         if (pool !== undefined && this.sockets[pool]?.length === 0) delete this.sockets[pool];
         throw err;
       }
+      // TCP keep-alive and the connect timeout, from the start (a CONNECT
+      // tunnel returns no socket: lib/proxy sets up its connection).
+      if (this.#setup !== null && socket) this.#setup.opened(socket);
       // Called by core's createSocket (the merged options name the pool), or
       // directly by the caller: then the socket is initialised here, as
       // agentkeepalive does.
@@ -385,8 +398,11 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#readServerHint(state, socket._httpMessage?.res);
       const now = clock.now();
       // After close(), every socket closes as soon as it is free.
-      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
+      let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
         : whyRetired(state, now, this.#config.socketActiveTTL) ?? this.#dnsRetires(socket, state);
+      // Its place under maxTotalSockets serves a request of another origin
+      // (core starts a socket for it when this one closes: lib/total_limit.js).
+      if (reason === null && this.totalSocketCount >= this.maxTotalSockets && othersWaiting(this, state.pool)) reason = CLOSE_REASONS.TOTAL_LIMIT;
       if (reason !== null) {
         // Core destroys a socket it may not keep.
         state.close(reason);
@@ -599,6 +615,9 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       this.#learning.closed(socket, state);
       if (state.dnsHost !== null) this.#dns.socketClosed(state);
+      // Core's 'close' listener, which runs before ours, has just counted out
+      // a place given to another socket already (#makeRoom).
+      if (state.placeGivenUp) this.totalSocketCount++;
       this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
       if (state.phase !== 'upgraded') this.#shutdown.left();
@@ -608,6 +627,27 @@ function keepAlive(Base, { name, getName: naming }) {
     #retireFree(socket, state) {
       this.#removeFromPool(socket, state);
       this.#close(socket, state, CLOSE_REASONS.DNS);
+    }
+
+    /**
+     * Closes the idle socket (of another origin, or a probe) used least
+     * recently, so that the request core is about to queue for want of a
+     * place under maxTotalSockets opens a socket at once (lib/total_limit.js).
+     */
+    #makeRoom(pool) {
+      const socket = placeFor(this, pool, this.#learning.probes());
+      if (socket === null) return;
+      const state = stateOf(socket);
+      this.#removeFromPool(socket, state);
+      this.#learning.closed(socket, state); // a probe no longer
+      // Core's count, touched directly: core counts a socket out only on its
+      // 'close', a tick or more after destroy(), and decides on this request
+      // now. Its removeSocket on that 'close' must then start no socket for a
+      // queued request: the place is this request's already.
+      this.totalSocketCount--;
+      state.placeGivenUp = true;
+      state.removed = true;
+      this.#close(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
     }
 
     #close(socket, state, reason) {

@@ -91,6 +91,7 @@ const OWN = new Set([
   'keepAlive', 'keepAliveMsecs', 'freeSocketTimeout', 'timeout', 'socketActiveTTL',
   'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets',
   'keepAliveTimeout', 'freeSocketKeepAliveTimeout', 'maxQueue', 'queueTimeout',
+  'connectTimeout', 'tcpKeepAlive',
   // Never passed to core: Node 22.21+/24.5+ would proxy on its own with proxyEnv.
   'proxy', 'noProxy', 'proxyEnv',
   'dns',
@@ -143,6 +144,10 @@ function normalizeOptions(input) {
   // Bounds on the wait behind maxSockets (lib/queue_bounds.js); 0 waits never / is off.
   normalized.maxQueue = count('maxQueue', input.maxQueue, 0) ?? Infinity;
   normalized.queueTimeout = duration('queueTimeout', input.queueTimeout) ?? 0;
+  // A new socket's time to be ready (lib/connect_timeout.js); 0 is off.
+  normalized.connectTimeout = duration('connectTimeout', input.connectTimeout) ?? 0;
+  // TCP keep-alive probes from the moment a socket connects (lib/tcp_keep_alive.js).
+  normalized.tcpKeepAlive = boolean('tcpKeepAlive', input.tcpKeepAlive) ?? true;
   // maxTotalSockets and scheduling pass through: core's constructor validates
   // them, and code written for core's agent expects core's error classes.
   // Only a count string becomes its number first (core refuses any string).
@@ -177,6 +182,7 @@ const CONSTRUCTION_ONLY = new Set([
   'keepAliveMsecs', 'serverTimeoutMargin',
   'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
   'agentKeepAliveTimeoutBuffer', 'proxy', 'maxQueue', 'queueTimeout', 'dns',
+  'connectTimeout', 'tcpKeepAlive',
 ]);
 
 // Options read again each time a socket goes free or active: a write to

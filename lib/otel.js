@@ -10,7 +10,12 @@
 //   http.client.request.time_in_queue   Histogram, seconds, waiting behind maxSockets
 //
 // Every measurement carries server.address, server.port (a number) and
-// url.scheme, as the HTTP semantic conventions ask.
+// url.scheme, as the HTTP semantic conventions ask. time_in_queue has one
+// measurement per request that waited for a socket or was refused one; a
+// request that got no socket carries `error.type`, the semantic conventions'
+// attribute for how an operation failed: 'queue-full' and 'agent-closed'
+// (refused at once: 0 s), 'queue-timeout', 'left-queue' (aborted, or
+// failed by destroy() during close()).
 const dc = require('node:diagnostics_channel');
 const { version, peerDependencies } = require('../package.json');
 const { socketOrigin } = require('./events');
@@ -116,6 +121,11 @@ function observeAgent(agent, options = {}) {
     },
     'steady-agent:request:dequeued'(message) {
       timeInQueue.record(message.waitedMs / 1000, attributesOf(message, scheme));
+    },
+    'steady-agent:request:no-socket'(message) {
+      const attributes = attributesOf(message, scheme);
+      attributes['error.type'] = message.outcome;
+      timeInQueue.record(message.waitedMs / 1000, attributes);
     },
   };
 

@@ -7,6 +7,7 @@ const {
   AgentClosedError,
   QueueFullError,
   QueueTimeoutError,
+  ConnectTimeoutError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   PeerDependencyMissingError,
@@ -69,6 +70,18 @@ describe('errors', () => {
     assert.equal(err.code, 'ERR_AGENT_QUEUE_TIMEOUT');
     assert.equal(err.timeout, 2000);
     assert.equal(err.message, 'The request waited 2000 ms for a socket without getting one (queueTimeout: 2000)');
+  });
+
+  it('ConnectTimeoutError has code ETIMEDOUT, the phase and the timeout', () => {
+    const err = new ConnectTimeoutError('tls', 3000);
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'ConnectTimeoutError');
+    assert.equal(err.code, 'ETIMEDOUT');
+    assert.equal(err.phase, 'tls');
+    assert.equal(err.timeout, 3000);
+    assert.equal(err.message, 'Connect timeout: still waiting for the TLS handshake (connectTimeout: 3000 ms)');
+    assert.match(new ConnectTimeoutError('connect', 5).message, /the TCP connection \(connectTimeout: 5 ms\)$/);
+    assert.match(new ConnectTimeoutError('proxy', 5).message, /the proxy's answer to CONNECT/);
   });
 
   it('InvalidOptionTypeError is a TypeError naming the option and the value', () => {

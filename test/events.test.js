@@ -346,7 +346,7 @@ describe('diagnostics_channel events: no subscriber, no message', () => {
   it('lists every documented close reason, \'agent-close\' reserved for a future agent.close()', () => {
     assert.deepEqual(Object.values(CLOSE_REASONS).sort(), [
       'aborted', 'active-timeout', 'agent-close', 'destroy', 'dns', 'error', 'free-timeout',
-      'keep-alive-max', 'not-kept', 'server-close', 'stale-peer', 'ttl', 'unusable', 'upgrade',
+      'keep-alive-max', 'not-kept', 'server-close', 'stale-peer', 'total-limit', 'ttl', 'unusable', 'upgrade',
     ]);
   });
 });

@@ -9,12 +9,6 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { metrics } = require('@opentelemetry/api');
-const {
-  MeterProvider,
-  PeriodicExportingMetricReader,
-  InMemoryMetricExporter,
-  AggregationTemporality,
-} = require('@opentelemetry/sdk-metrics');
 const { observeAgent } = require('steady-agent/otel');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createServer } = require('./support/servers');
@@ -22,32 +16,9 @@ const { request, waitFor } = require('./support/request');
 const pkg = require('../package.json');
 
 const root = path.join(__dirname, '..');
+const { inMemoryMetrics } = require('./support/otel');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
-
-/** A meter provider whose metrics a test reads with collect(). */
-function inMemoryMetrics() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  // Exports only when asked (forceFlush): no timer runs on its own.
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3600000 });
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  return {
-    meterProvider,
-    /** { [metric name]: dataPoints } of the last export. */
-    async collect() {
-      exporter.reset();
-      await reader.forceFlush();
-      const found = {};
-      for (const resourceMetrics of exporter.getMetrics()) {
-        for (const scope of resourceMetrics.scopeMetrics) {
-          for (const metric of scope.metrics) found[metric.descriptor.name] = { descriptor: metric.descriptor, points: metric.dataPoints };
-        }
-      }
-      return found;
-    },
-    shutdown: () => meterProvider.shutdown(),
-  };
-}
 
 /** The open_connections value per state, for the points of one server. */
 function openByState(found) {

@@ -129,7 +129,7 @@ const tlsClientOptions = Object.freeze({ ca: fixtures.ca });
 /**
  * A server (http or https) that answers `/hold...` only when the test says
  * so, and anything else at once. `held` counts the requests it holds;
- * `release()` answers every one of them.
+ * `release()` answers every one of them, `releaseOne()` the first.
  */
 async function createHoldingServer(protocol) {
   const waiting = [];
@@ -140,8 +140,46 @@ async function createHoldingServer(protocol) {
     else answer();
   });
   handle.release = () => { for (const answer of waiting.splice(0)) answer(); };
+  handle.releaseOne = () => waiting.shift()();
   Object.defineProperty(handle, 'held', { get: () => waiting.length });
   return handle;
+}
+
+/**
+ * A TCP server that accepts connections and never writes a byte: a TLS
+ * server that never answers the handshake, a proxy that never answers
+ * CONNECT. Resolves with { port, url(protocol), accepted, open, close() }.
+ */
+function createSilentServer() {
+  const sockets = new Set();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('error', () => {});
+    // Read (and drop) what comes, so that the client's FIN is seen and the
+    // connection closes when the client ends it.
+    socket.resume();
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({
+        port,
+        url(protocol = 'http:') { return `${protocol}//127.0.0.1:${port}`; },
+        get accepted() { return accepted; },
+        get open() { return sockets.size; },
+        close() {
+          return new Promise((done) => {
+            for (const socket of sockets) socket.destroy();
+            server.close(() => done());
+          });
+        },
+      });
+    });
+  });
 }
 
 /** A port on 127.0.0.1 that refuses connections (a server bound, then closed). */
@@ -166,5 +204,6 @@ module.exports = {
   rawResponse,
   tlsClientOptions,
   refusedPort,
+  createSilentServer,
   fixtures,
 };

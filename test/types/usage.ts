@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
-import type { AgentStats, AgentStatus, CloseReason, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
+import type { AgentStats, AgentStatus, CloseReason, ConnectTimeoutError, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
 import * as dns from 'node:dns';
 import axios from 'axios';
 
@@ -74,7 +74,8 @@ const changed: boolean = httpAgent.statusChanged;
 const stats: AgentStats = httpsAgent.getStats();
 for (const [origin, o] of Object.entries(stats.origins)) {
   const numbers: number[] = [o.active, o.free, o.queued, o.socketsCreated, o.socketsClosed, o.requests,
-    o.reusedRequests, o.errors, o.timeouts, o.queueWaitMs.count, o.queueWaitMs.sum, o.queueWaitMs.max];
+    o.reusedRequests, o.errors, o.timeouts, o.queueWaitMs.count, o.queueWaitMs.sum, o.queueWaitMs.max,
+    o.queueFull, o.queueTimeouts, o.refusedAfterClose, o.leftQueue];
   const learned: number | null = o.serverIdleTimeout.learned ?? o.serverIdleTimeout.announced;
   const byFreeTimeout: number | undefined = o.closeReasons['free-timeout'];
   console.log(origin, numbers, learned, byFreeTimeout);
@@ -96,6 +97,7 @@ for (const [host, answer] of Object.entries(hosts ?? {})) {
   const from: 'dns' | 'lookup' = answer.source;
   console.log(host, first, from, answer.ttlMs, answer.expiresInMs, answer.stale, answer.sockets, retired);
 }
+const roomMade: CloseReason = 'total-limit';
 const perOriginStats: OriginStats | undefined = httpAgent.getStats().origins['127.0.0.1:80:'];
 // @ts-expect-error not a close reason
 const badReason: CloseReason = 'timeout';
@@ -137,6 +139,20 @@ const bounded = new HttpsAgent({ maxSockets: 10, maxQueue: 100, queueTimeout: '2
 const limits: [number, number] = [bounded.options.maxQueue, bounded.options.queueTimeout];
 const closed: Promise<void> = bounded.close();
 const disposed: Promise<void> = new HttpAgent({ maxQueue: 0, queueTimeout: 500 })[Symbol.asyncDispose]();
+
+// Connection health: a connect timeout, TCP keep-alive (on unless false).
+const healthy = new HttpsAgent({ connectTimeout: '3s', tcpKeepAlive: true });
+const health: [number, boolean] = [healthy.options.connectTimeout, healthy.options.tcpKeepAlive];
+new HttpAgent({ connectTimeout: 3000, tcpKeepAlive: 'false' });
+// @ts-expect-error a duration, not a boolean
+new HttpAgent({ connectTimeout: true });
+function onConnectError(err: Error): string | undefined {
+  if (err.name !== 'ConnectTimeoutError') return undefined;
+  const timedOut = err as ConnectTimeoutError;
+  const code: 'ETIMEDOUT' = timedOut.code;
+  return `${code} in phase ${timedOut.phase} after ${timedOut.timeout} ms`;
+}
+console.log(health, onConnectError(new Error('x')));
 
 // Proxies: a URL string or URL, NO_PROXY as a string or array, process.env.
 const proxied = new HttpsAgent({ proxy: 'http://user:pass@proxy.internal:3128', noProxy: ['localhost', '.internal'] });
