@@ -348,6 +348,22 @@ declare namespace HttpAgent {
     socket: net.Socket;
     waitedMs: number;
   }
+  /** `steady-agent:request:no-socket` */
+  interface RequestNoSocketMessage extends RequestQueuedMessage {
+    /** How it ended: refused by `maxQueue`, after `close()`, timed out in the queue, or gone from it (aborted, `destroy()` during `close()`). */
+    outcome: 'queue-full' | 'agent-closed' | 'queue-timeout' | 'left-queue';
+    /** Its wait in the queue; 0 for the two refused at once. */
+    waitedMs: number;
+  }
+  /** `steady-agent:socket:listeners` */
+  interface SocketListenersMessage extends SocketMessage {
+    /** The event whose listeners passed the socket's limit (MaxListenersExceededWarning). */
+    event: string | symbol;
+    /** Its listeners. */
+    count: number;
+    /** Requests the socket has served, the one in progress included. */
+    requests: number;
+  }
   /** The message each channel publishes, by channel name. */
   interface ChannelMessages {
     'steady-agent:socket:create': SocketMessage;
@@ -357,6 +373,8 @@ declare namespace HttpAgent {
     'steady-agent:server-idle-limit': ServerIdleLimitMessage;
     'steady-agent:request:queued': RequestQueuedMessage;
     'steady-agent:request:dequeued': RequestDequeuedMessage;
+    'steady-agent:request:no-socket': RequestNoSocketMessage;
+    'steady-agent:socket:listeners': SocketListenersMessage;
   }
 
   /**

@@ -205,6 +205,10 @@ const wrongProtocol: 'https:' = httpAgent.protocol;
 const onClose = (message: Agent.ChannelMessages['steady-agent:socket:close']): string =>
   `${message.origin} ${message.reason} ${message.requests} ${message.lifetimeMs} ${message.socket.remotePort}`;
 const onDequeued = (message: Agent.RequestDequeuedMessage): number => message.waitedMs + message.port;
+const onNoSocket = (message: Agent.ChannelMessages['steady-agent:request:no-socket']): string =>
+  `${message.outcome} after ${message.waitedMs} ms, ${message.request.path}`;
+const onListeners = (message: Agent.SocketListenersMessage): string =>
+  `${String(message.event)}: ${message.count} listeners after ${message.requests} requests on ${message.socket.remotePort}`;
 // @ts-expect-error the other normalised options are read-only
 httpAgent.options.keepAlive = false;
 // @ts-expect-error the learned limits are read-only
