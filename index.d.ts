@@ -154,7 +154,7 @@ declare namespace HttpAgent {
 
   /** One host's cached answer in `getStats().dns`. */
   interface DnsHostStats {
-    addresses: Array<{ address: string; family: 4 | 6 }>;
+    addresses: DnsAddress[];
     /** `'dns'`: the resolver's answer; `'lookup'`: dns.lookup's (a name the resolver cannot answer). */
     source: 'dns' | 'lookup';
     /** How long the answer is kept (its TTL, clamped). */
@@ -364,6 +364,57 @@ declare namespace HttpAgent {
     /** Requests the socket has served, the one in progress included. */
     requests: number;
   }
+  /**
+   * Fields of every message on the `steady-agent:dns:*` channels (the `dns`
+   * option): one host, whatever pools it has, so no `origin` or `port`.
+   */
+  interface DnsMessage {
+    agent: HttpAgent | HttpsAgent;
+    host: string;
+  }
+  interface DnsAddress {
+    address: string;
+    family: 4 | 6;
+  }
+  /** `steady-agent:dns:lookup` */
+  interface DnsLookupMessage extends DnsMessage {
+    /** `'dns'`: the resolver; `'lookup'`: dns.lookup (a name the resolver cannot answer). */
+    source: 'dns' | 'lookup';
+    /** The answer; null when the query failed. */
+    addresses: DnsAddress[] | null;
+    /** How long the answer is kept (its TTL, clamped); null when the query failed. */
+    ttlMs: number | null;
+    error: Error | null;
+    durationMs: number;
+  }
+  /** `steady-agent:dns:change` */
+  interface DnsChangeMessage extends DnsMessage {
+    /** Addresses that left the answer. */
+    removed: string[];
+    /** Addresses that came into it. */
+    added: string[];
+    /** The new answer. */
+    addresses: DnsAddress[];
+  }
+  /** `steady-agent:dns:stale` */
+  interface DnsStaleMessage extends DnsMessage {
+    /** The last good answer, served on. */
+    addresses: DnsAddress[];
+    /** Why the query failed. */
+    error: Error;
+    /** How long past its expiry the answer is. */
+    staleMs: number;
+    /** How long it may still be served (staleTtl). */
+    remainingMs: number;
+  }
+  /** `steady-agent:dns:retire` */
+  interface DnsRetireMessage extends DnsMessage {
+    /** The socket's remote address, which left the answer. */
+    address: string;
+    socket: net.Socket;
+    /** Closed at once (it was free), or not kept after its response. */
+    free: boolean;
+  }
   /** The message each channel publishes, by channel name. */
   interface ChannelMessages {
     'steady-agent:socket:create': SocketMessage;
@@ -375,6 +426,10 @@ declare namespace HttpAgent {
     'steady-agent:request:dequeued': RequestDequeuedMessage;
     'steady-agent:request:no-socket': RequestNoSocketMessage;
     'steady-agent:socket:listeners': SocketListenersMessage;
+    'steady-agent:dns:lookup': DnsLookupMessage;
+    'steady-agent:dns:change': DnsChangeMessage;
+    'steady-agent:dns:stale': DnsStaleMessage;
+    'steady-agent:dns:retire': DnsRetireMessage;
   }
 
   /**

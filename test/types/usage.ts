@@ -209,6 +209,13 @@ const onNoSocket = (message: Agent.ChannelMessages['steady-agent:request:no-sock
   `${message.outcome} after ${message.waitedMs} ms, ${message.request.path}`;
 const onListeners = (message: Agent.SocketListenersMessage): string =>
   `${String(message.event)}: ${message.count} listeners after ${message.requests} requests on ${message.socket.remotePort}`;
+const onDnsChange = (message: Agent.ChannelMessages['steady-agent:dns:change']): string =>
+  `${message.host}: ${message.removed.join(' ')} left, ${message.added.join(' ')} came, now ${message.addresses.map((a) => `${a.address}/${a.family}`).join(' ')}`;
+const onDnsLookup = (message: Agent.ChannelMessages['steady-agent:dns:lookup']): string =>
+  `${message.host} from ${message.source}: ${message.addresses?.length ?? message.error?.message} (${message.ttlMs ?? 'no'} ms, took ${message.durationMs})`;
+const onDnsStale = (message: Agent.DnsStaleMessage): string => `${message.error.message}: ${message.staleMs} / ${message.remainingMs}`;
+const onDnsRetire = (message: Agent.ChannelMessages['steady-agent:dns:retire']): string =>
+  `${message.address} ${message.free ? 'closed' : 'not kept'} on ${message.socket.remotePort}`;
 // @ts-expect-error the other normalised options are read-only
 httpAgent.options.keepAlive = false;
 // @ts-expect-error the learned limits are read-only
@@ -224,4 +231,5 @@ export {
   byDefault, sameClass, defaults, asHttp, asHttps, asNamespaced, counts, perOrigin, changed, freeMs, tlsCa,
   currentId, socketName, allSymbols, mixedUp, badOptions, reason, perOriginStats, badReason,
   writtenBack, protocols, wrongProtocol, onClose, onDequeued,
+  onDnsChange, onDnsLookup, onDnsStale, onDnsRetire,
 };
