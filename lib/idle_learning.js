@@ -121,6 +121,11 @@ class IdleLearning {
     return next;
   }
 
+  /** The probes, for maxTotalSockets: each holds a place (lib/total_limit.js). */
+  probes() {
+    return this.#probes.values();
+  }
+
   /** Every probe, taken: the agent closes them (close() and destroy()). */
   takeProbes() {
     const probes = [...this.#probes.values()];

@@ -93,10 +93,19 @@ class SocketState {
     // Taken out of core's maps already (an active timeout): core's own
     // removeSocket on 'close' has nothing left to do.
     this.removed = false;
+    // Closed to make room under maxTotalSockets, its place in core's
+    // totalSocketCount given at once to a new socket: core's 'close' must
+    // not count it out a second time (lib/total_limit.js).
+    this.placeGivenUp = false;
     // For the reuse event: when it entered the pool if someone watched reuse
     // then; -1 if not; 0 when handed on without entering the pool
     // (lib/events.js).
     this.watchedFreedAt = 0;
+    // With the `dns` option: the host whose cached answer the socket
+    // connected through (lib/dns.js), or null; and the address it connected
+    // to, read when it connects.
+    this.dnsHost = null;
+    this.remoteAddress = null;
   }
 
   /** Idle: in the pool or a probe, or was when the agent decided to close it. */

@@ -27,9 +27,14 @@ const bounded = new HttpAgent({ maxQueue: 100, queueTimeout: '2s' });
 const closed: Promise<void> = bounded.close();
 const disposed: Promise<void> = bounded[Symbol.asyncDispose]();
 
+// What the README shows: the protocol, a write in the constructor's forms, booleans from the environment.
+const protocol: 'https:' = httpsAgent.protocol;
+httpsAgent.options.freeSocketTimeout = '2s';
+new HttpAgent({ keepAlive: process.env.KEEP_ALIVE, maxSockets: process.env.MAX_SOCKETS });
+
 // @ts-expect-error a duration is a number or a string
 new HttpAgent({ timeout: true });
 // Under exactOptionalPropertyTypes, an explicit undefined needs `| undefined` in the declaration.
 new HttpAgent({ timeout: undefined, proxy: undefined });
 
-export { total, id, stop, maxSockets, closed, disposed, replayable };
+export { total, id, stop, maxSockets, closed, disposed, protocol, replayable };
