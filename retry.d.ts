@@ -1,6 +1,6 @@
 // Types of the `steady-agent/retry` subpath. Nothing here needs axios,
 // axios-retry, got or node-fetch to be installed: the helpers' types are
-// written so that they fit those libraries' own (test/types/retry.ts checks
+// written so that they fit those libraries' own (test/types/retry.mts checks
 // them against axios-retry 4 and got 13). Node's types: see index.d.ts.
 /// <reference types="node" />
 import type * as http from 'node:http';

@@ -7,8 +7,10 @@
 //
 //   tsconfig.json             strict, exactOptionalPropertyTypes, esModuleInterop,
 //                             module nodenext: a CommonJS consumer (usage.ts,
-//                             no-interop.ts, otel.ts) and an ES module one (esm.mts).
-//                             "steady-agent" resolves by name through "exports".
+//                             no-interop.ts, otel.ts) and ES module ones (esm.mts;
+//                             retry.mts, the retry helpers with axios-retry's and
+//                             got's own types). "steady-agent" resolves by name
+//                             through "exports".
 //   tsconfig.no-interop.json  the same without esModuleInterop, CommonJS
 //                             (no-interop.ts) and ESM (no-interop.mts). TypeScript 7
 //                             removed `esModuleInterop: false` (error TS5108:
