@@ -4,7 +4,7 @@ const js = require('@eslint/js');
 const globals = require('globals');
 
 module.exports = [
-  { ignores: ['node_modules/**', 'coverage/**', '.nyc_output/**', 'benchmark/results.*'] },
+  { ignores: ['node_modules/**', 'coverage/**', '.nyc_output/**', 'benchmark/results.*', 'test/types/.readme-*/**'] },
   js.configs.recommended,
   {
     languageOptions: {

@@ -2,8 +2,10 @@
 // ("types" defaults to []), so the declarations ask for Node's types themselves.
 // @types/node is an optional peer dependency: a TypeScript project installs it.
 /// <reference types="node" />
+import * as dns from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as net from 'node:net';
 
 /**
  * A keep-alive `http.Agent`: reuses idle sockets, closes them before the
@@ -16,7 +18,9 @@ declare class HttpAgent extends http.Agent {
   constructor(options?: HttpAgent.HttpOptions);
 
   /** The normalised options: defaults applied, durations in milliseconds. */
-  readonly options: Readonly<http.AgentOptions> & HttpAgent.ResolvedOptions;
+  readonly options: Readonly<Omit<http.AgentOptions, keyof HttpAgent.ResolvedOptions>> & HttpAgent.ResolvedOptions;
+  /** `'http:'`, as on Node's agent. */
+  readonly protocol: 'http:';
 }
 
 // The status and deprecated members, shared with HttpsAgent.
@@ -27,14 +31,24 @@ declare namespace HttpAgent {
   type Duration = number | string;
   /** A whole number or Infinity, or a string of decimal digits (`'10'`) or `'Infinity'`. */
   type Count = number | string;
-  /** A boolean, 1 or 0, or the strings `'true'`, `'false'` (any case at run time), `'1'`, `'0'`. */
-  type Flag = boolean | 0 | 1 | 'true' | 'false' | '1' | '0';
+  /**
+   * A boolean, 1 or 0, or the strings `'true'`, `'false'` (any case), `'1'`,
+   * `'0'`. Any string compiles, so that `process.env.KEEP_ALIVE` does; another
+   * string throws when the agent is made.
+   */
+  type Flag = boolean | 0 | 1 | 'true' | 'false' | '1' | '0' | (string & {});
 
   interface KeepAliveOptions {
     /** Keep sockets open between requests. Default `true`. */
     keepAlive?: Flag | undefined;
     /** Initial delay of TCP keep-alive probes on a socket. Default `1000`. */
     keepAliveMsecs?: Duration | undefined;
+    /**
+     * TCP keep-alive probes on every socket from the moment it connects,
+     * https included, while it serves a request too. `false`: Node's
+     * behaviour. Default `true`.
+     */
+    tcpKeepAlive?: Flag | undefined;
     /** How long a socket may stay idle in the pool. Default `4000`. */
     freeSocketTimeout?: Duration | undefined;
     /**
@@ -42,6 +56,13 @@ declare namespace HttpAgent {
      * Default `max(freeSocketTimeout * 2, 8000)`.
      */
     timeout?: Duration | undefined;
+    /**
+     * How long a new socket may take to be ready for its request (TCP
+     * connect, TLS handshake, a proxy's answer to CONNECT); then it is
+     * destroyed with a `ConnectTimeoutError` (`code` `'ETIMEDOUT'`). `0`: off.
+     * Default `0`.
+     */
+    connectTimeout?: Duration | undefined;
     /** Maximum lifetime of a socket; `0` means no limit. Default `0`. */
     socketActiveTTL?: Duration | undefined;
     /**
@@ -90,10 +111,60 @@ declare namespace HttpAgent {
      * HTTPS_PROXY (lower case first), both NO_PROXY. `proxy` and `noProxy` win.
      */
     proxyEnv?: ProxyEnv | undefined;
+    /**
+     * Resolve host names in the agent and keep its pools true to DNS: cached
+     * answers with their record TTLs, hosts in use resolved again as their
+     * answer expires, sockets to an address that left the answer retired
+     * (close reason `'dns'`), the last answer kept when DNS fails. `true`
+     * for the defaults, or settings. Off by default.
+     */
+    dns?: Flag | DnsOptions | undefined;
     /** @deprecated Use `freeSocketTimeout`. */
     keepAliveTimeout?: Duration | undefined;
     /** @deprecated Use `freeSocketTimeout`. */
     freeSocketKeepAliveTimeout?: Duration | undefined;
+  }
+
+  /** The `dns` option's settings; every one optional. */
+  interface DnsOptions {
+    /**
+     * Asked for A and AAAA records with their TTLs (`resolve4`/`resolve6`
+     * with `{ ttl: true }`): a `dns.Resolver` or `dns.promises.Resolver` set
+     * up by the caller (`setServers`, `timeout`, `tries`). Default: a new
+     * `dns.promises.Resolver()`, which asks the system's DNS servers.
+     */
+    resolver?: dns.Resolver | DnsResolver | undefined;
+    /** The shortest time an answer is kept, whatever its TTL; at least 1 ms. Default `1000`. */
+    minTtl?: Duration | undefined;
+    /** The longest time an answer is kept, whatever its TTL. Default `300000` (5 min). */
+    maxTtl?: Duration | undefined;
+    /** How long an answer of `dns.lookup` (which gives no TTL) is kept. Default `10000`. */
+    lookupTtl?: Duration | undefined;
+    /** How long past its expiry the last answer is served while queries fail. Default `300000`. */
+    staleTtl?: Duration | undefined;
+    /** Spread new sockets over the answer's addresses, round robin within a family. Default `false`. */
+    spread?: Flag | undefined;
+  }
+
+  /** What the `dns` option asks of a promise-style resolver (`dns.promises.Resolver` is one). */
+  interface DnsResolver {
+    resolve4(hostname: string, options: { ttl: true }): Promise<dns.RecordWithTtl[]>;
+    resolve6(hostname: string, options: { ttl: true }): Promise<dns.RecordWithTtl[]>;
+  }
+
+  /** One host's cached answer in `getStats().dns`. */
+  interface DnsHostStats {
+    addresses: DnsAddress[];
+    /** `'dns'`: the resolver's answer; `'lookup'`: dns.lookup's (a name the resolver cannot answer). */
+    source: 'dns' | 'lookup';
+    /** How long the answer is kept (its TTL, clamped). */
+    ttlMs: number;
+    /** Until it is asked for again. */
+    expiresInMs: number;
+    /** Served past its TTL because queries fail. */
+    stale: boolean;
+    /** Sockets of the agent connected through it. */
+    sockets: number;
   }
 
   /** The variables `proxyEnv` reads; any other keys (all of process.env) are ignored. */
@@ -116,19 +187,39 @@ declare namespace HttpAgent {
 
   /**
    * What `agent.options` holds for the keep-alive settings once normalised.
-   * `timeout`, `freeSocketTimeout` and `socketActiveTTL` may be written:
-   * the next socket that goes active or free uses the new value.
+   * `timeout`, `freeSocketTimeout` and `socketActiveTTL` may be written, in
+   * any form the constructor takes (`'2s'`; `undefined` for the default), and
+   * read back in milliseconds: the next socket that goes active or free uses
+   * the new value.
    */
   interface ResolvedOptions {
     readonly keepAlive: boolean;
     readonly keepAliveMsecs: number;
-    freeSocketTimeout: number;
-    timeout: number;
-    socketActiveTTL: number;
+    get freeSocketTimeout(): number;
+    set freeSocketTimeout(value: Duration | null | undefined);
+    get timeout(): number;
+    set timeout(value: Duration | null | undefined);
+    get socketActiveTTL(): number;
+    set socketActiveTTL(value: Duration | null | undefined);
     readonly serverTimeoutMargin: number;
     readonly learnServerTimeout: boolean;
     readonly maxQueue: number;
     readonly queueTimeout: number;
+    readonly connectTimeout: number;
+    readonly tcpKeepAlive: boolean;
+  }
+
+  /**
+   * The error of a new socket not ready within `connectTimeout` (or whose
+   * every address the system gave up on, with autoSelectFamily).
+   */
+  interface ConnectTimeoutError extends Error {
+    name: 'ConnectTimeoutError';
+    code: 'ETIMEDOUT';
+    /** What was still awaited: the TCP connection, the TLS handshake, or the proxy's answer to CONNECT. */
+    phase: 'connect' | 'tls' | 'proxy';
+    /** `connectTimeout`, in ms. */
+    timeout: number;
   }
 
   /** agentkeepalive's counters. */
@@ -161,10 +252,13 @@ declare namespace HttpAgent {
     | 'active-timeout'
     | 'not-kept'
     | 'unusable'
+    | 'total-limit'
     | 'destroy'
     | 'agent-close'
     | 'upgrade'
-    | 'aborted';
+    | 'stale-peer'
+    | 'aborted'
+    | 'dns';
 
   /** The counters of one origin in `getStats()`. */
   interface OriginStats {
@@ -188,22 +282,193 @@ declare namespace HttpAgent {
     closeReasons: Partial<Record<CloseReason, number>>;
     /** The server's idle limit in ms: announced (Keep-Alive: timeout) and learned, or null. */
     serverIdleTimeout: { announced: number | null; learned: number | null };
-    /** Over the requests that waited behind `maxSockets`, in ms. */
+    /** Over every wait behind `maxSockets` that ended (with a socket, by queueTimeout, aborted, destroyed), in ms. */
     queueWaitMs: { count: number; sum: number; max: number };
+    /** Requests refused at once by `maxQueue`. */
+    queueFull: number;
+    /** Requests failed by `queueTimeout` (their waits are in `queueWaitMs`). */
+    queueTimeouts: number;
+    /** Requests refused after `close()`. */
+    refusedAfterClose: number;
+    /** Requests that left the queue without a socket otherwise: aborted, or failed by `destroy()` during `close()`. */
+    leftQueue: number;
   }
 
   /** What `getStats()` returns: a new object on every call. */
   interface AgentStats {
     /** Keyed by origin (pool name), as in `getCurrentStatus()`. */
     origins: Record<string, OriginStats>;
+    /** With the `dns` option: each host's cached answer. */
+    dns?: Record<string, DnsHostStats>;
   }
+
+  /** Fields of every message on the agent's `diagnostics_channel` channels. */
+  interface ChannelMessage {
+    agent: HttpAgent | HttpsAgent;
+    /** The pool name, as in `getCurrentStatus()`. */
+    origin: string;
+    host: string;
+    port: number;
+  }
+  interface SocketMessage extends ChannelMessage {
+    socket: net.Socket;
+  }
+  /** `steady-agent:socket:reuse` */
+  interface SocketReuseMessage extends SocketMessage {
+    /** Time in the pool in ms: 0 when handed straight on, null if it entered the pool unwatched. */
+    idleMs: number | null;
+  }
+  /** `steady-agent:socket:free` */
+  interface SocketFreeMessage extends SocketMessage {
+    /** The free timeout the agent chose, in ms; Infinity for none. */
+    freeTimeoutMs: number;
+    limitedBy: 'freeSocketTimeout' | 'hint' | 'learned' | 'ttl';
+  }
+  /** `steady-agent:socket:close` */
+  interface SocketCloseMessage extends SocketMessage {
+    reason: CloseReason;
+    /** Requests the socket finished. */
+    requests: number;
+    lifetimeMs: number;
+  }
+  /** `steady-agent:server-idle-limit` */
+  interface ServerIdleLimitMessage extends ChannelMessage {
+    /** The limit the agent now holds, in whole ms; null when gone. */
+    ms: number | null;
+    source: 'announced' | 'learned';
+    /** Learned limits only: why the limit changed. */
+    why?: 'learned' | 'confirmed' | 'raised' | 'lowered' | 'collision' | 'restart' | 'probe' | 'evicted';
+  }
+  /** `steady-agent:request:queued` */
+  interface RequestQueuedMessage extends ChannelMessage {
+    request: http.ClientRequest;
+  }
+  /** `steady-agent:request:dequeued` */
+  interface RequestDequeuedMessage extends RequestQueuedMessage {
+    socket: net.Socket;
+    waitedMs: number;
+  }
+  /** `steady-agent:request:no-socket` */
+  interface RequestNoSocketMessage extends RequestQueuedMessage {
+    /** How it ended: refused by `maxQueue`, after `close()`, timed out in the queue, or gone from it (aborted, `destroy()` during `close()`). */
+    outcome: 'queue-full' | 'agent-closed' | 'queue-timeout' | 'left-queue';
+    /** Its wait in the queue; 0 for the two refused at once. */
+    waitedMs: number;
+  }
+  /** `steady-agent:socket:listeners` */
+  interface SocketListenersMessage extends SocketMessage {
+    /** The event whose listeners passed the socket's limit (MaxListenersExceededWarning). */
+    event: string | symbol;
+    /** Its listeners. */
+    count: number;
+    /** Requests the socket has served, the one in progress included. */
+    requests: number;
+  }
+  /**
+   * Fields of every message on the `steady-agent:dns:*` channels (the `dns`
+   * option): one host, whatever pools it has, so no `origin` or `port`.
+   */
+  interface DnsMessage {
+    agent: HttpAgent | HttpsAgent;
+    host: string;
+  }
+  interface DnsAddress {
+    address: string;
+    family: 4 | 6;
+  }
+  /** `steady-agent:dns:lookup` */
+  interface DnsLookupMessage extends DnsMessage {
+    /** `'dns'`: the resolver; `'lookup'`: dns.lookup (a name the resolver cannot answer). */
+    source: 'dns' | 'lookup';
+    /** The answer; null when the query failed. */
+    addresses: DnsAddress[] | null;
+    /** How long the answer is kept (its TTL, clamped); null when the query failed. */
+    ttlMs: number | null;
+    error: Error | null;
+    durationMs: number;
+  }
+  /** `steady-agent:dns:change` */
+  interface DnsChangeMessage extends DnsMessage {
+    /** Addresses that left the answer. */
+    removed: string[];
+    /** Addresses that came into it. */
+    added: string[];
+    /** The new answer. */
+    addresses: DnsAddress[];
+  }
+  /** `steady-agent:dns:stale` */
+  interface DnsStaleMessage extends DnsMessage {
+    /** The last good answer, served on. */
+    addresses: DnsAddress[];
+    /** Why the query failed. */
+    error: Error;
+    /** How long past its expiry the answer is. */
+    staleMs: number;
+    /** How long it may still be served (staleTtl). */
+    remainingMs: number;
+  }
+  /** `steady-agent:dns:retire` */
+  interface DnsRetireMessage extends DnsMessage {
+    /** The socket's remote address, which left the answer. */
+    address: string;
+    socket: net.Socket;
+    /** Closed at once (it was free), or not kept after its response. */
+    free: boolean;
+  }
+  /** The message each channel publishes, by channel name. */
+  interface ChannelMessages {
+    'steady-agent:socket:create': SocketMessage;
+    'steady-agent:socket:reuse': SocketReuseMessage;
+    'steady-agent:socket:free': SocketFreeMessage;
+    'steady-agent:socket:close': SocketCloseMessage;
+    'steady-agent:server-idle-limit': ServerIdleLimitMessage;
+    'steady-agent:request:queued': RequestQueuedMessage;
+    'steady-agent:request:dequeued': RequestDequeuedMessage;
+    'steady-agent:request:no-socket': RequestNoSocketMessage;
+    'steady-agent:socket:listeners': SocketListenersMessage;
+    'steady-agent:dns:lookup': DnsLookupMessage;
+    'steady-agent:dns:change': DnsChangeMessage;
+    'steady-agent:dns:stale': DnsStaleMessage;
+    'steady-agent:dns:retire': DnsRetireMessage;
+  }
+
+  /**
+   * The fields the agent adds to the error of a request that failed on a
+   * reused socket before any byte of its response: an OS error such as
+   * `ECONNRESET` or `EPIPE`, or Node's `'socket hang up'`. Its `code` and
+   * `message` stay as they were. `steady-agent/retry` reads them.
+   */
+  interface ReusedSocketMarks {
+    /** The socket had served a request before this one. */
+    reusedSocket: true;
+    /** How long the socket sat idle before this request, in whole ms (0: handed straight on from the previous request). */
+    socketIdleMs: number;
+    /** How many requests the socket served before this one. */
+    socketRequests: number;
+    /**
+     * The agent's judgement that the server had closed the connection while
+     * it sat idle and never saw the request: the failure came within a few
+     * round trips of the request being written, never a second or more.
+     */
+    staleSocket: boolean;
+    /**
+     * `staleSocket`, and the request is idempotent (GET, HEAD, OPTIONS, TRACE,
+     * PUT, DELETE) or carries an `Idempotency-Key` or `X-Idempotency-Key` header.
+     */
+    replayable: boolean;
+  }
+
+  /** A request's error as the agent marked it (`err.reusedSocket === true` tells one). */
+  type ReusedSocketError = NodeJS.ErrnoException & ReusedSocketMarks;
 
   /** The keep-alive behaviour over `https.Agent`; instances are `https.Agent`s. */
   class HttpsAgent extends https.Agent {
     constructor(options?: HttpsOptions);
 
     /** The normalised options: defaults applied, durations in milliseconds. */
-    readonly options: Readonly<https.AgentOptions> & ResolvedOptions;
+    readonly options: Readonly<Omit<https.AgentOptions, keyof ResolvedOptions>> & ResolvedOptions;
+    /** `'https:'`, as on Node's agent. */
+    readonly protocol: 'https:';
   }
   interface HttpsAgent extends KeepAliveMembers {}
 

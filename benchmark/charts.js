@@ -60,6 +60,12 @@ const CHARTS = {
       { column: /^req\/s$/, axis: 'requests per second', better: 'higher' },
       { column: /^CPU µs\/req$/, axis: 'client CPU µs per request', better: 'lower' },
     ],
+  },  'dns-flip': {
+    measures: [
+      { column: /^all on new address after, s$/, axis: 'seconds until every request reaches the new address', better: 'lower' },
+      { column: /^requests to old address after flip$/, axis: 'requests to the old address after the flip', better: 'lower' },
+      { column: /^requests lost$/, axis: 'requests lost', better: 'lower' },
+    ],
   },
   // A panel per table, each table with one of the two measures; each panel
   // scaled on its own: 10,000 origins cost a multiple of 1,000 per socket

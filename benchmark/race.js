@@ -30,12 +30,17 @@
 //
 // The table shows, per server and agent, requests failed and requests sent on
 // a reused socket (counted by the server: requests minus connections that
-// served one).
+// served one). On steady-agent's rows, a column more: the requests lost when
+// the same attempts go through steady-agent/retry, with each client it
+// serves (request() for plain http, axios with axios-retry, got, node-fetch),
+// and how many were sent again.
 //
 //   node benchmark/race.js
 //   BENCH_RACE_ATTEMPTS=144 BENCH_RACE_HINT=2 BENCH_RACE_SPREAD=10 BENCH_RACE_LATENCY=5 node benchmark/race.js
 //   BENCH_RACE_SCENARIOS=hintless,restart BENCH_RACE_IDLE=2000 node benchmark/race.js
+const SteadyAgent = require('..');
 const { candidates, createClient } = require('./lib/agents');
+const { loadRetryClients } = require('./lib/retry_clients');
 const { startServer, runMain } = require('./lib/processes');
 const { count, envNumber, sleep } = require('./lib/stats');
 const { printTable } = require('./lib/table');
@@ -83,9 +88,33 @@ function errorName(err) {
   return err.code || err.message;
 }
 
+// steady-agent/retry's clients, as race.js names them (node-fetch: v3; v2
+// goes through the same wrapper), loaded once by main().
+const RETRY_CLIENTS = { 'http.request': 'http.request (request())', axios: 'axios + axios-retry', got: 'got', 'node-fetch': 'node-fetch v3' };
+let retryClients = null;
+
 function clientFor(candidate, port) {
   const agentOptions = candidate.id === 'steady-agent' && margin !== undefined ? { serverTimeoutMargin: margin } : {};
-  return createClient(candidate, { protocol: 'http', port, agentOptions });
+  if (candidate.retry === undefined) return createClient(candidate, { protocol: 'http', port, agentOptions });
+  // steady-agent through one of steady-agent/retry's clients: get() as createClient's.
+  const agent = new SteadyAgent(agentOptions);
+  const send = retryClients[RETRY_CLIENTS[candidate.retry]];
+  const options = { agent, retry: { onRetry: () => { candidate.retried++; } } };
+  const url = `http://127.0.0.1:${port}/`;
+  return {
+    get(cb) {
+      send(url, options).then((res) => cb(null, res.status), (err) => cb(err));
+    },
+    close() {
+      agent.destroy();
+      return Promise.resolve();
+    },
+  };
+}
+
+/** steady-agent through `client` of steady-agent/retry, as a candidate of runScenario's. */
+function retryCandidate(client) {
+  return { id: `steady-agent+retry:${client}`, retry: client, retried: 0, label: () => `steady-agent + steady-agent/retry (${client})` };
 }
 
 /** Sends one request per wait (a first one without), recording the errors. */
@@ -174,24 +203,30 @@ const requestsPer = {
   restart: 3 + RESTART_REQUESTS,
 };
 
+/** One run of `candidate` through the scenario: what failed, and what the server counted. */
+async function measure(id, candidate, server, port) {
+  await server.call('reset');
+  const results = await SCENARIO[id].run(candidate, port, server);
+  const stats = await server.call('reset');
+  const failed = results.reduce((sum, errors) => sum + errors.length, 0);
+  const worst = results.reduce((max, errors) => Math.max(max, errors.length), 0);
+  const codes = {};
+  for (const errors of results) {
+    for (const err of errors) codes[errorName(err)] = (codes[errorName(err)] || 0) + 1;
+  }
+  return { failed, worst, stats, codes };
+}
+
 async function runScenario(id, list) {
   const scenario = SCENARIO[id];
   const server = await startServer('race-server', scenario.server);
   const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
   const rows = [];
   const raw = {};
+  const requests = scenario.attempts * requestsPer[id];
   try {
     for (const candidate of list) {
-      await server.call('reset');
-      const results = await scenario.run(candidate, network.port, server);
-      const stats = await server.call('reset');
-      const requests = scenario.attempts * requestsPer[id];
-      const failed = results.reduce((sum, errors) => sum + errors.length, 0);
-      const worst = results.reduce((max, errors) => Math.max(max, errors.length), 0);
-      const codes = {};
-      for (const errors of results) {
-        for (const err of errors) codes[errorName(err)] = (codes[errorName(err)] || 0) + 1;
-      }
+      const { failed, worst, stats, codes } = await measure(id, candidate, server, network.port);
       rows.push([
         id,
         candidate.label('http'),
@@ -200,6 +235,7 @@ async function runScenario(id, list) {
         `${stats.requests - stats.usedConnections} / ${requests}`,
         count(stats.connections),
         Object.entries(codes).map(([name, n]) => `${name} ×${n}`).join(', ') || '-',
+        candidate.id === 'steady-agent' ? await withRetry(id, server, network.port, raw) : '-',
       ]);
       raw[`${id}/${candidate.id}`] = { failed, worst, server: stats, codes };
       console.log(`${id}, ${candidate.label('http')}: ${failed} of ${requests} requests failed, `
@@ -212,7 +248,25 @@ async function runScenario(id, list) {
   return { rows, raw };
 }
 
+/**
+ * The scenario's attempts again, steady-agent through each client of
+ * steady-agent/retry: the cell of the "lost with steady-agent/retry" column.
+ */
+async function withRetry(id, server, port, raw) {
+  const requests = SCENARIO[id].attempts * requestsPer[id];
+  const cells = [];
+  for (const client of Object.keys(RETRY_CLIENTS)) {
+    const candidate = retryCandidate(client);
+    const { failed, stats, codes } = await measure(id, candidate, server, port);
+    raw[`${id}/${candidate.id}`] = { failed, retried: candidate.retried, server: stats, codes };
+    console.log(`${id}, ${candidate.label()}: ${failed} of ${requests} requests failed, ${candidate.retried} sent again`);
+    cells.push(`${client} ${failed}`);
+  }
+  return `${cells.join(', ')} (of ${requests} each)`;
+}
+
 async function main() {
+  retryClients = await loadRetryClients();
   const list = candidates();
   const rows = [];
   const raw = {};
@@ -226,7 +280,7 @@ async function main() {
     title: `Keep-alive race: ${latency} ms latency each way`,
     columns: [
       'server', 'agent', 'failed requests', 'most failed in one attempt', 'requests on reused sockets',
-      'connections', 'errors',
+      'connections', 'errors', 'lost with steady-agent/retry',
     ],
     rows,
   };
@@ -247,6 +301,9 @@ async function main() {
       .concat([
         `Requests pass through a TCP proxy that delays every chunk, FIN and reset by ${latency} ms each way, so the race window is one round trip (${2 * latency} ms) wide, as on a real network.`,
         '"Requests on reused sockets" is counted by the server: requests minus the connections that served one.',
+        '"Lost with steady-agent/retry": the same attempts, steady-agent through each client of steady-agent/retry '
+          + '(request() for http.request, axios with axios-retry, got, node-fetch 3), each with its defaults: '
+          + 'one retry, at once, of replayable errors only. The other agents mark no error, so the helpers resend nothing for them.',
       ]),
     raw,
   });

@@ -31,14 +31,25 @@ const CLOSE_REASONS = Object.freeze({
   NOT_KEPT: 'not-kept',
   /** Picked from the pool and found unusable: closed under us, unread bytes, bytes while idle, never connected (put in the pool by hand). */
   UNUSABLE: 'unusable',
+  /** It sat idle while every place under maxTotalSockets was taken and a request of another origin needed one. */
+  TOTAL_LIMIT: 'total-limit',
   /** `agent.destroy()` closed it. */
   DESTROY: 'destroy',
   /** `agent.close()` closed it: idle when close() was called, or as soon as it was free after. */
   AGENT_CLOSE: 'agent-close',
   /** It left the agent for an HTTP upgrade (101) or CONNECT, and its new owner closed it. */
   UPGRADE: 'upgrade',
+  /**
+   * Idle in the pool at least as long as a socket of its origin on which a
+   * request had just met a connection the server closed while idle (a stale
+   * socket): probably closed too, as after a server restart, so a retry gets
+   * a younger socket or a new connection.
+   */
+  STALE_PEER: 'stale-peer',
   /** The caller destroyed the request or socket before its response ended, without an error. */
   ABORTED: 'aborted',
+  /** Its address left its host's DNS answer (the `dns` option): closed when free, or when its response ended. */
+  DNS: 'dns',
 });
 
 /**

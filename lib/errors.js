@@ -22,7 +22,10 @@ class SocketTimeoutError extends Error {
   }
 }
 
-/** The agent was destroyed while the request was queued behind maxSockets, never sent. */
+/**
+ * The agent was destroyed before the request was sent: queued behind
+ * maxSockets during close(), or waiting for a proxy tunnel.
+ */
 class AgentDestroyedError extends Error {
   constructor() {
     super('The agent was destroyed before the request completed');
@@ -58,6 +61,31 @@ class QueueTimeoutError extends Error {
     super(`The request waited ${timeout} ms for a socket without getting one (queueTimeout: ${timeout})`);
     this.name = 'QueueTimeoutError';
     this.code = 'ERR_AGENT_QUEUE_TIMEOUT';
+    this.timeout = timeout;
+  }
+}
+
+// What a connect timeout waited for, by phase (lib/connect_timeout.js).
+const CONNECT_PHASES = Object.freeze({
+  connect: 'the TCP connection',
+  tls: 'the TLS handshake',
+  proxy: 'the proxy\'s answer to CONNECT',
+});
+
+/**
+ * A new socket was not ready for its request within `timeout` ms
+ * (connectTimeout), or the system gave up on every address before that
+ * (autoSelectFamily's AggregateError of timeouts). `phase` says what it was
+ * waiting for: 'connect' (TCP), 'tls' (the handshake) or 'proxy' (the answer
+ * to CONNECT). The code is the one the system gives a TCP connect that times
+ * out, which client libraries (got, axios-retry) retry as a failed connection.
+ */
+class ConnectTimeoutError extends Error {
+  constructor(phase, timeout) {
+    super(`Connect timeout: still waiting for ${CONNECT_PHASES[phase]} (connectTimeout: ${timeout} ms)`);
+    this.name = 'ConnectTimeoutError';
+    this.code = 'ETIMEDOUT';
+    this.phase = phase;
     this.timeout = timeout;
   }
 }
@@ -117,14 +145,48 @@ class ProxyTunnelError extends Error {
   }
 }
 
+/**
+ * A subpath needs an optional peer dependency that is not installed
+ * (`steady-agent/otel` without `@opentelemetry/api`). The code is Node's own
+ * for a module it cannot find, so handlers written for that still work; the
+ * message says what to install. `cause` is Node's error.
+ */
+class PeerDependencyMissingError extends Error {
+  constructor(subpath, dependency, range, cause) {
+    super(`${subpath} needs ${dependency} ${range}, an optional peer dependency that is not installed: npm install ${dependency}`, { cause });
+    this.name = 'PeerDependencyMissingError';
+    this.code = 'MODULE_NOT_FOUND';
+    this.dependency = dependency;
+  }
+}
+
+/**
+ * The `dns` option's lookup found no address for `hostname` (of the family
+ * asked for): the error dns.lookup gives for it, with the same code, errno,
+ * syscall and message, so that code written for dns.lookup's errors sees one.
+ */
+class DnsNotFoundError extends Error {
+  constructor(hostname) {
+    super(`getaddrinfo ENOTFOUND ${hostname}`);
+    this.name = 'DnsNotFoundError';
+    this.code = 'ENOTFOUND';
+    this.errno = -3008; // libuv's UV_EAI_NONAME, the same on every platform
+    this.syscall = 'getaddrinfo';
+    this.hostname = hostname;
+  }
+}
+
 module.exports = {
   SocketTimeoutError,
   AgentDestroyedError,
   AgentClosedError,
   QueueFullError,
   QueueTimeoutError,
+  ConnectTimeoutError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   InvalidProxyOptionError,
   ProxyTunnelError,
+  PeerDependencyMissingError,
+  DnsNotFoundError,
 };

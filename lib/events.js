@@ -13,7 +13,7 @@
 const dc = require('node:diagnostics_channel');
 const { OriginTable } = require('./stats');
 const { closeReason } = require('./close_reasons');
-const { SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
+const { SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
 const { now } = require('./clock');
 const { stateOf } = require('./socket_state');
 
@@ -27,10 +27,59 @@ const channels = Object.freeze({
   serverIdleLimit: dc.channel('steady-agent:server-idle-limit'),
   queued: dc.channel('steady-agent:request:queued'),
   dequeued: dc.channel('steady-agent:request:dequeued'),
+  noSocket: dc.channel('steady-agent:request:no-socket'),
+  listeners: dc.channel('steady-agent:socket:listeners'),
 });
+
+// How a request ended without a socket: its getStats() counter, and the
+// `outcome` the no-socket channel and OpenTelemetry (error.type) name it by.
+const QUEUE_FULL = Object.freeze({ counter: 'queueFull', name: 'queue-full' }); // maxQueue
+const QUEUE_TIMEOUT = Object.freeze({ counter: 'queueTimeouts', name: 'queue-timeout' }); // queueTimeout
+const AGENT_CLOSED = Object.freeze({ counter: 'refusedAfterClose', name: 'agent-closed' }); // after close()
+const LEFT_QUEUE = Object.freeze({ counter: 'leftQueue', name: 'left-queue' }); // aborted, or destroy() during close()
 
 // Our tag on a queued request (core's object): { events, entry, at }.
 const kQueued = Symbol('steady-agent.queued');
+
+/** Publishes `message` about `agent`'s origin `entry` (and `socket`) on `channel`. */
+function publish(channel, message, agent, entry, socket) {
+  message.agent = agent;
+  message.origin = entry.origin;
+  message.host = entry.host;
+  message.port = entry.port;
+  if (socket !== undefined) message.socket = socket;
+  try {
+    channel.publish(message);
+  } catch {
+    // Only Node 18 gets here: its publish() throws when a subscriber
+    // removes the channel's last subscriber while being called (the loop
+    // reads the list it just dropped). Errors thrown by subscribers never
+    // come here: publish() reports them as uncaught exceptions itself.
+  }
+}
+
+/**
+ * Listener build-up: code that adds a listener to the socket on every
+ * request and never removes it ends, on a pooled socket, in Node's
+ * MaxListenersExceededWarning, which names the socket but not the agent, the
+ * origin or the requests. One process 'warning' listener serves every
+ * agent, added with the first; it runs only when a warning is emitted, and
+ * does nothing more unless the channel has subscribers.
+ */
+let watchingWarnings = false;
+
+function onWarning(warning) {
+  if (warning.name !== 'MaxListenersExceededWarning' || !channels.listeners.hasSubscribers) return;
+  const socket = warning.emitter;
+  const state = socket != null ? stateOf(socket) : undefined;
+  // Not one of an agent's sockets, or one an HTTP upgrade took from it.
+  if (state === undefined || state.phase === 'upgraded') return;
+  publish(channels.listeners, {
+    event: warning.type,
+    count: warning.count,
+    requests: socket[SOCKET_REQUEST_COUNT],
+  }, state.agent, state.entry, socket);
+}
 
 class PoolEvents {
   #agent;
@@ -40,6 +89,10 @@ class PoolEvents {
   constructor(agent) {
     this.#agent = agent;
     this.#scheme = agent.protocol === 'https:' ? 'https' : 'http';
+    if (!watchingWarnings) {
+      watchingWarnings = true;
+      process.on('warning', onWarning);
+    }
   }
 
   #use(pool, options) {
@@ -48,19 +101,7 @@ class PoolEvents {
   }
 
   #publish(channel, message, entry, socket) {
-    message.agent = this.#agent;
-    message.origin = entry.origin;
-    message.host = entry.host;
-    message.port = entry.port;
-    if (socket !== undefined) message.socket = socket;
-    try {
-      channel.publish(message);
-    } catch {
-      // Only Node 18 gets here: its publish() throws when a subscriber
-      // removes the channel's last subscriber while being called (the loop
-      // reads the list it just dropped). Errors thrown by subscribers never
-      // come here: publish() reports them as uncaught exceptions itself.
-    }
+    publish(channel, message, this.#agent, entry, socket);
   }
 
   // ---- sockets ----------------------------------------------------------------
@@ -187,19 +228,23 @@ class PoolEvents {
 
   // `this` is the request.
   static #onDequeued(socket) {
-    this.removeListener('close', PoolEvents.#onClosedWhileQueued);
-    const queued = this[kQueued];
-    this[kQueued] = undefined;
+    const queued = PoolEvents.#leave(this);
     queued.events.#dequeued(this, socket, queued);
   }
 
   // Failed (agent.destroy()) or aborted while waiting: it leaves the queue without a socket.
   static #onClosedWhileQueued() {
-    this.removeListener('socket', PoolEvents.#onDequeued);
-    const { events, entry } = this[kQueued];
-    this[kQueued] = undefined;
-    entry.waiting--;
-    events.#origins.settle(entry);
+    const queued = PoolEvents.#leave(this);
+    queued.events.#endedWithoutSocket(this, queued.entry, LEFT_QUEUE, now() - queued.at);
+  }
+
+  /** The request's queue record, its listeners gone: it has left the queue. */
+  static #leave(req) {
+    req.removeListener('socket', PoolEvents.#onDequeued);
+    req.removeListener('close', PoolEvents.#onClosedWhileQueued);
+    const queued = req[kQueued];
+    req[kQueued] = undefined;
+    return queued;
   }
 
   #dequeued(req, socket, { entry, at }) {
@@ -207,6 +252,39 @@ class PoolEvents {
     entry.waited(waitedMs);
     if (channels.dequeued.hasSubscribers) {
       this.#publish(channels.dequeued, { request: req, waitedMs }, entry, socket);
+    }
+    this.#origins.settle(entry);
+  }
+
+  /** queueTimeout took `req` out of the queue; its error is on the way (lib/queue_bounds.js). */
+  queueTimedOut(req) {
+    const queued = PoolEvents.#leave(req);
+    this.#endedWithoutSocket(req, queued.entry, QUEUE_TIMEOUT, now() - queued.at);
+  }
+
+  /** maxQueue turned `req` away: it never waited (lib/queue_bounds.js). */
+  queueFull(req, pool, options) {
+    this.#endedWithoutSocket(req, this.#use(pool, options), QUEUE_FULL, null);
+  }
+
+  /**
+   * close() was called: `req` gets no socket. Its arguments are addRequest's;
+   * its pool is named as core's addRequest would (the agent's options over
+   * the request's), so that it counts under the origin it was for.
+   */
+  refusedAfterClose(req, options, port, localAddress) {
+    if (typeof options === 'string') options = { host: options, port, localAddress };
+    const merged = { __proto__: null, ...options, ...this.#agent.options };
+    merged.host ||= 'localhost'; // core's default, in getName
+    const pool = this.#agent.getName(merged);
+    this.#endedWithoutSocket(req, this.#use(pool, merged), AGENT_CLOSED, null);
+  }
+
+  /** `req` got no socket, by `outcome` (QUEUE_FULL...), after waiting `waitedMs` in the queue (null: it never joined it). */
+  #endedWithoutSocket(req, entry, outcome, waitedMs) {
+    entry.noSocket(outcome.counter, waitedMs);
+    if (channels.noSocket.hasSubscribers) {
+      this.#publish(channels.noSocket, { request: req, outcome: outcome.name, waitedMs: waitedMs ?? 0 }, entry);
     }
     this.#origins.settle(entry);
   }

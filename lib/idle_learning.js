@@ -111,6 +111,11 @@ class IdleLearning {
     return true;
   }
 
+  /** The probes, for maxTotalSockets: each holds a place (lib/total_limit.js). */
+  probes() {
+    return this.#probes.values();
+  }
+
   /** Every probe, taken: the agent closes them (close() and destroy()). */
   takeProbes() {
     const probes = [...this.#probes.values()];

@@ -28,7 +28,10 @@ const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
+const { ConnectionSetup } = require('./connection_setup');
+const { placeFor, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
+const { markFailure, idleAtLeast } = require('./stale_marks');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -102,8 +105,13 @@ function keepAlive(Base, { name, getName: naming }) {
     #pickedPool;
     // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
     #queueBounds = null;
+    // TCP keep-alive and connectTimeout for each new connection
+    // (lib/connection_setup.js), or null: both off.
+    #setup = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
     #shutdown = new Shutdown();
+    // The dns option (lib/dns.js, loaded only then), or null: off.
+    #dns = null;
 
     constructor(options) {
       const config = normalizeOptions(options);
@@ -112,9 +120,14 @@ function keepAlive(Base, { name, getName: naming }) {
       // the caller writes them to agent.options.
       this.#config = { ...config };
       this.options = agentOptions(this.options, this.#config);
-      this.#proxy = createProxyRoutes(config.proxy, this.protocol); // proxy: null without one
-      this.#queueBounds = QueueBounds.create(config);
+      this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
+      this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
+      this.#queueBounds = QueueBounds.create(config, this.#events);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
+      if (config.dns !== undefined) {
+        const { AgentDns } = require('./dns');
+        this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retireFree(socket, state));
+      }
       this[CURRENT_ID] = 0;
     }
 
@@ -135,6 +148,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // After close(), as core fails a request that gets no socket: the
       // error reaches the request on the next tick.
       if (this.#shutdown.closing) {
+        this.#events.refusedAfterClose(req, options, port, localAddress); // observability
         req.onSocket(null, new AgentClosedError());
         return;
       }
@@ -158,7 +172,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #queued(req, pool, options) {
       // maxQueue may turn it away; queueTimeout starts its timer.
-      if (this.#queueBounds !== null && !this.#queueBounds.admit(this, req, pool)) return;
+      if (this.#queueBounds !== null && !this.#queueBounds.admit(this, req, pool, options)) return;
       this.#events.requestQueued(req, pool, options); // observability
     }
 
@@ -181,6 +195,9 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#picking = false;
         this.#pickedPool = pool;
         if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
+        // Every place under maxTotalSockets taken, and none free here: core
+        // would queue the request until some socket closes.
+        else if (this.totalSocketCount >= this.maxTotalSockets) this.#makeRoom(pool);
       }
       return pool;
     }
@@ -245,6 +262,8 @@ function keepAlive(Base, { name, getName: naming }) {
     createConnection(...args) {
       const creation = this.#creating;
       this.#creating = null;
+      // dns: core's own copy of the options gets the cache's lookup.
+      if (creation !== null && this.#dns !== null) this.#dns.connecting(args[0], this.#proxy);
       let socket;
       try {
         // Proxy: for core's createSocket, connect to the proxy instead; a
@@ -261,6 +280,9 @@ function keepAlive(Base, { name, getName: naming }) {
         if (pool !== undefined && this.sockets[pool]?.length === 0) delete this.sockets[pool];
         throw err;
       }
+      // TCP keep-alive and the connect timeout, from the start (a CONNECT
+      // tunnel returns no socket: lib/proxy sets up its connection).
+      if (this.#setup !== null && socket) this.#setup.opened(socket);
       // Called by core's createSocket (the merged options name the pool), or
       // directly by the caller: then the socket is initialised here, as
       // agentkeepalive does.
@@ -288,6 +310,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // server's delayed ACK (~40 ms).
       socket.setNoDelay(true);
       this.#shutdown.opened();
+      if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
       this.#events.socketCreated(socket, state);
       KeepAliveAgent.#watch(socket, state);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
@@ -300,12 +323,18 @@ function keepAlive(Base, { name, getName: naming }) {
       socket.on('timeout', KeepAliveAgent.#onTimeout);
       socket.on('error', KeepAliveAgent.#onError);
       socket.on('close', KeepAliveAgent.#onClose);
+      socket.on('end', KeepAliveAgent.#onEnd);
       // on, not once: a once wrapper would stay on every idle socket.
       socket.on('agentRemove', KeepAliveAgent.#onAgentRemove);
     }
 
     // Listeners shared by all sockets; `this` is the socket.
-    static #onConnect() { stateOf(this).connected = true; }
+    static #onConnect() {
+      const state = stateOf(this);
+      state.connect(clock.now());
+      if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
+    }
+    static #onEnd() { stateOf(this).agent.#judgeFailure(this, null); }
     static #onTimeout() { stateOf(this).agent.#timeoutEvent(this); }
     static #onError(err) { stateOf(this).agent.#socketErrored(this, err); }
     static #onClose() { stateOf(this).agent.#socketClosed(this); }
@@ -324,6 +353,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.removeListener('connect', KeepAliveAgent.#onConnect);
       this.removeListener('timeout', KeepAliveAgent.#onTimeout);
       this.removeListener('error', KeepAliveAgent.#onError);
+      this.removeListener('end', KeepAliveAgent.#onEnd);
     }
 
     // ---- active -> free, or straight to a queued request ---------------------
@@ -356,7 +386,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // reuseSocket: it would keep the free timeout and reusedSocket false.
       if (req != null) this.#readServerHint(state, req.res);
       const ttl = this.#config.socketActiveTTL;
-      const reason = whyRetired(state, ttl > 0 ? clock.now() : 0, ttl);
+      const reason = whyRetired(state, ttl > 0 ? clock.now() : 0, ttl) ?? this.#dnsRetires(socket, state);
       if (reason !== null) {
         // Core then sees an unwritable socket and destroys it; the queued
         // request gets a new socket when this one closes.
@@ -366,12 +396,18 @@ function keepAlive(Base, { name, getName: naming }) {
       const next = queue[0];
       if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
       if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) {
-        state.handTo(next);
+        state.handTo(next, clock.now(), socket.bytesRead);
         this.#activate(socket, state);
       } else {
         state.idleBeforeReuse = 0;
         this.#setActiveTimeout(socket);
       }
+    }
+
+    // dns: the socket's address left its host's answer (null: it did not, or
+    // the option is off).
+    #dnsRetires(socket, state) {
+      return state.dnsHost !== null && this.#dns.retires(socket, state) ? CLOSE_REASONS.DNS : null;
     }
 
     /** The server's Keep-Alive header on the response the socket just served. */
@@ -390,7 +426,11 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#readServerHint(state, socket._httpMessage?.res);
       const now = clock.now();
       // After close(), every socket closes as soon as it is free.
-      const reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE : whyRetired(state, now, this.#config.socketActiveTTL);
+      let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
+        : whyRetired(state, now, this.#config.socketActiveTTL) ?? this.#dnsRetires(socket, state);
+      // Its place under maxTotalSockets serves a request of another origin
+      // (core starts a socket for it when this one closes: lib/total_limit.js).
+      if (reason === null && this.totalSocketCount >= this.maxTotalSockets && othersWaiting(this, state.pool)) reason = CLOSE_REASONS.TOTAL_LIMIT;
       if (reason !== null) {
         // Core destroys a socket it may not keep.
         state.close(reason);
@@ -597,6 +637,7 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#removeFromPool(socket, state);
         return;
       }
+      this.#judgeFailure(socket, err);
       if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learning.collision(socket, state, clock.now());
       // Anywhere else, counting must hide nothing: the error is the caller's,
       // as it would be without the agent. Our listener is the only one when
@@ -608,6 +649,21 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket.listenerCount('error') === 1) {
         socket.removeListener('error', KeepAliveAgent.#onError);
         socket.emit('error', err);
+      }
+    }
+
+    // A request on `socket` failed: with `err`, or with the 'socket hang up'
+    // that core's 'end' listener, after ours, is about to create (err null).
+    // Its error is marked; after a stale collision the free sockets idle as
+    // long close, so a retry gets a younger socket (lib/stale_marks.js).
+    #judgeFailure(socket, err) {
+      const state = stateOf(socket);
+      if (state.idle || state.closedBy === 'agent') return;
+      const now = clock.now();
+      const idleMs = markFailure(socket, state, err, now, state.serverTimeout ?? this.#learning.limitOf(state.pool));
+      for (const older of idleAtLeast(this.freeSockets[state.pool], idleMs, now)) {
+        this.#removeFromPool(older, stateOf(older));
+        this.#close(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
       }
     }
 
@@ -627,9 +683,40 @@ function keepAlive(Base, { name, getName: naming }) {
       }
       this.#learning.closed(socket, state);
       this.#sweeper.unwatch(state);
+      if (state.dnsHost !== null) this.#dns.socketClosed(state);
+      // Core's 'close' listener, which runs before ours, has just counted out
+      // a place given to another socket already (#makeRoom).
+      if (state.placeGivenUp) this.totalSocketCount++;
       this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
       if (state.phase !== 'upgraded') this.#shutdown.left();
+    }
+
+    // dns: a free socket whose address left its host's answer.
+    #retireFree(socket, state) {
+      this.#removeFromPool(socket, state);
+      this.#close(socket, state, CLOSE_REASONS.DNS);
+    }
+
+    /**
+     * Closes the idle socket (of another origin, or a probe) used least
+     * recently, so that the request core is about to queue for want of a
+     * place under maxTotalSockets opens a socket at once (lib/total_limit.js).
+     */
+    #makeRoom(pool) {
+      const socket = placeFor(this, pool, this.#learning.probes());
+      if (socket === null) return;
+      const state = stateOf(socket);
+      this.#removeFromPool(socket, state);
+      this.#learning.closed(socket, state); // a probe no longer
+      // Core's count, touched directly: core counts a socket out only on its
+      // 'close', a tick or more after destroy(), and decides on this request
+      // now. Its removeSocket on that 'close' must then start no socket for a
+      // queued request: the place is this request's already.
+      this.totalSocketCount--;
+      state.placeGivenUp = true;
+      state.removed = true;
+      this.#close(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
     }
 
     #close(socket, state, reason) {
@@ -689,6 +776,7 @@ function keepAlive(Base, { name, getName: naming }) {
       for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.DESTROY);
       super.destroy();
       this.#sweeper.stop();
+      if (this.#dns !== null) this.#dns.stop();
     }
 
     /**
@@ -712,6 +800,7 @@ function keepAlive(Base, { name, getName: naming }) {
         }
         for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.AGENT_CLOSE);
         this.#sweeper.stop();
+        if (this.#dns !== null) this.#dns.stop();
       }
       return promise;
     }
@@ -731,8 +820,15 @@ function keepAlive(Base, { name, getName: naming }) {
     /** The learned idle limits, `{ origin: ms }`: a new object on each read. */
     get serverIdleTimeouts() { return this.#learning.toJSON(); }
 
-    /** Per-origin counters and pool sizes: a new plain object on every call (lib/events.js). */
-    getStats() { return this.#events.stats(); }
+    /**
+     * Per-origin counters and pool sizes (lib/events.js), and with the dns
+     * option each host's cached answer: a new plain object on every call.
+     */
+    getStats() {
+      const stats = this.#events.stats();
+      if (this.#dns !== null) stats.dns = this.#dns.snapshot();
+      return stats;
+    }
 
     // ---- deprecated (agentkeepalive 4.x) -------------------------------------------
 

@@ -88,6 +88,13 @@ function nearMiss(key, ours) {
   return best;
 }
 
+// A near miss of a deprecated name is pointed at the name to use, not at
+// the deprecated one (which would only earn a DeprecationWarning next).
+const REPLACED = new Map([
+  ['keepAliveTimeout', 'freeSocketTimeout'],
+  ['freeSocketKeepAliveTimeout', 'freeSocketTimeout'],
+]);
+
 const WARNING_CODE = 'STEADY_AGENT_UNKNOWN_OPTION';
 const warned = new Set();
 
@@ -95,8 +102,9 @@ const warned = new Set();
 function warnNearMisses(input, ours) {
   for (const key of Object.keys(input)) {
     if (warned.has(key) || ours.has(key)) continue;
-    const suggestion = nearMiss(key, ours);
-    if (suggestion === undefined) continue;
+    const miss = nearMiss(key, ours);
+    if (miss === undefined) continue;
+    const suggestion = REPLACED.get(miss) ?? miss;
     warned.add(key);
     process.emitWarning(`Unknown option "${key}"; did you mean "${suggestion}"?`, { code: WARNING_CODE });
   }

@@ -91,8 +91,10 @@ const OWN = new Set([
   'keepAlive', 'keepAliveMsecs', 'freeSocketTimeout', 'timeout', 'socketActiveTTL',
   'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets',
   'keepAliveTimeout', 'freeSocketKeepAliveTimeout', 'maxQueue', 'queueTimeout',
+  'connectTimeout', 'tcpKeepAlive',
   // Never passed to core: Node 22.21+/24.5+ would proxy on its own with proxyEnv.
   'proxy', 'noProxy', 'proxyEnv',
+  'dns',
 ]);
 
 // The options a misspelled key is compared with (lib/option_typos.js): ours,
@@ -142,6 +144,10 @@ function normalizeOptions(input) {
   // Bounds on the wait behind maxSockets (lib/queue_bounds.js); 0 waits never / is off.
   normalized.maxQueue = count('maxQueue', input.maxQueue, 0) ?? Infinity;
   normalized.queueTimeout = duration('queueTimeout', input.queueTimeout) ?? 0;
+  // A new socket's time to be ready (lib/connect_timeout.js); 0 is off.
+  normalized.connectTimeout = duration('connectTimeout', input.connectTimeout) ?? 0;
+  // TCP keep-alive probes from the moment a socket connects (lib/tcp_keep_alive.js).
+  normalized.tcpKeepAlive = boolean('tcpKeepAlive', input.tcpKeepAlive) ?? true;
   // maxTotalSockets and scheduling pass through: core's constructor validates
   // them, and code written for core's agent expects core's error classes.
   // Only a count string becomes its number first (core refuses any string).
@@ -151,6 +157,11 @@ function normalizeOptions(input) {
   // Proxy settings (lib/proxy): validated here, resolved by the agent.
   const proxy = normalizeProxyOptions(input);
   if (proxy !== undefined) normalized.proxy = proxy;
+  // The dns option (lib/dns.js): an agent without it never loads the module.
+  if (input.dns !== undefined && input.dns !== null && input.dns !== false) {
+    const dns = require('./dns').dnsSettings(input.dns);
+    if (dns !== null) normalized.dns = dns;
+  }
 
   // Node 24+ derives its own idle timeout from the Keep-Alive hint with this
   // buffer; keep it in step with ours.
@@ -170,7 +181,8 @@ function defaultTimeout(freeSocketTimeout) {
 const CONSTRUCTION_ONLY = new Set([
   'keepAliveMsecs', 'serverTimeoutMargin',
   'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets', 'scheduling',
-  'agentKeepAliveTimeoutBuffer', 'proxy', 'maxQueue', 'queueTimeout',
+  'agentKeepAliveTimeoutBuffer', 'proxy', 'maxQueue', 'queueTimeout', 'dns',
+  'connectTimeout', 'tcpKeepAlive',
 ]);
 
 // Options read again each time a socket goes free or active: a write to
@@ -220,4 +232,4 @@ function agentOptions(coreCopy, config) {
   return options;
 }
 
-module.exports = { normalizeOptions, agentOptions };
+module.exports = { normalizeOptions, agentOptions, count, duration, boolean };

@@ -10,11 +10,33 @@
 //   http.client.request.time_in_queue   Histogram, seconds, waiting behind maxSockets
 //
 // Every measurement carries server.address, server.port (a number) and
-// url.scheme, as the HTTP semantic conventions ask.
+// url.scheme, as the HTTP semantic conventions ask. time_in_queue has one
+// measurement per request that waited for a socket or was refused one; a
+// request that got no socket carries `error.type`, the semantic conventions'
+// attribute for how an operation failed: 'queue-full' and 'agent-closed'
+// (refused at once: 0 s), 'queue-timeout', 'left-queue' (aborted, or
+// failed by destroy() during close()).
 const dc = require('node:diagnostics_channel');
-const { metrics } = require('@opentelemetry/api');
-const { version } = require('../package.json');
+const { version, peerDependencies } = require('../package.json');
 const { socketOrigin } = require('./events');
+const { PeerDependencyMissingError } = require('./errors');
+
+const API = '@opentelemetry/api';
+
+// Without the optional peer, say which package to install rather than let
+// Node's bare "Cannot find module" through. Any other failure is the
+// package's own, and passes unchanged.
+function loadApi() {
+  try {
+    return require(API);
+  } catch (err) {
+    if (err.code === 'MODULE_NOT_FOUND' && err.message.startsWith(`Cannot find module '${API}'`)) {
+      throw new PeerDependencyMissingError('steady-agent/otel', API, peerDependencies[API], err);
+    }
+    throw err;
+  }
+}
+const { metrics } = loadApi();
 
 const ACTIVE = 'active';
 const IDLE = 'idle';
@@ -99,6 +121,11 @@ function observeAgent(agent, options = {}) {
     },
     'steady-agent:request:dequeued'(message) {
       timeInQueue.record(message.waitedMs / 1000, attributesOf(message, scheme));
+    },
+    'steady-agent:request:no-socket'(message) {
+      const attributes = attributesOf(message, scheme);
+      attributes['error.type'] = message.outcome;
+      timeInQueue.record(message.waitedMs / 1000, attributes);
     },
   };
 

@@ -8,7 +8,8 @@
 // 'close') on the request on the next tick.
 //
 // An agent with neither option has no QueueBounds (null): nothing here runs
-// for it, and no timer is ever armed.
+// for it, and no timer is ever armed. Each request it fails is counted by
+// the agent's PoolEvents (getStats(), the no-socket channel).
 const { QueueFullError, QueueTimeoutError } = require('./errors');
 const { timerDelay } = require('./clock');
 
@@ -18,32 +19,37 @@ const kQueueTimer = Symbol('steady-agent.queueTimer');
 class QueueBounds {
   #maxQueue;
   #timeout;
+  #events;
 
-  /** null when neither bound is set. */
-  static create({ maxQueue, queueTimeout }) {
-    return maxQueue === Infinity && queueTimeout === 0 ? null : new QueueBounds(maxQueue, queueTimeout);
+  /** null when neither bound is set; `events` is the agent's PoolEvents (lib/events.js). */
+  static create({ maxQueue, queueTimeout }, events) {
+    return maxQueue === Infinity && queueTimeout === 0 ? null : new QueueBounds(maxQueue, queueTimeout, events);
   }
 
-  constructor(maxQueue, timeout) {
+  constructor(maxQueue, timeout, events) {
     this.#maxQueue = maxQueue;
     this.#timeout = timeout;
+    this.#events = events;
   }
 
   /**
-   * Core has just queued `req`, last in `agent.requests[pool]`. Turns it
-   * away when the queue already held maxQueue requests; otherwise starts its
-   * queue timer. Returns whether it stays in the queue.
+   * Core has just queued `req`, last in `agent.requests[pool]` (`options`:
+   * the request's, as core merged them). Turns it away when the queue
+   * already held maxQueue requests; otherwise starts its queue timer.
+   * Returns whether it stays in the queue; the caller then records it as
+   * queued (PoolEvents.requestQueued), before its timer can fire.
    */
-  admit(agent, req, pool) {
+  admit(agent, req, pool, options) {
     const queue = agent.requests[pool];
     if (queue.length > this.#maxQueue) {
       queue.pop();
       if (queue.length === 0) delete agent.requests[pool];
+      this.#events.queueFull(req, pool, options);
       req.onSocket(null, new QueueFullError(this.#maxQueue));
       return false;
     }
     if (this.#timeout > 0) {
-      req[kQueueTimer] = setTimeout(QueueBounds.#timedOut, timerDelay(this.#timeout), agent, req, pool, this.#timeout);
+      req[kQueueTimer] = setTimeout(QueueBounds.#timedOut, timerDelay(this.#timeout), this, agent, req, pool);
       // It leaves the queue with a socket, or closed: aborted, or failed by
       // destroy().
       req.once('socket', QueueBounds.#leftQueue);
@@ -60,7 +66,7 @@ class QueueBounds {
     this.removeListener('close', QueueBounds.#leftQueue);
   }
 
-  static #timedOut(agent, req, pool, timeout) {
+  static #timedOut(bounds, agent, req, pool) {
     QueueBounds.#leftQueue.call(req);
     const queue = agent.requests[pool];
     const index = queue === undefined ? -1 : queue.indexOf(req);
@@ -71,8 +77,14 @@ class QueueBounds {
     if (queue.length === 0) delete agent.requests[pool];
     // A request the caller destroyed while it waited settles as core would
     // settle it once a socket came (its own error, or 'socket hang up'),
-    // now rather than after holding a place in the queue.
-    req.onSocket(null, req.destroyed ? undefined : new QueueTimeoutError(timeout));
+    // now rather than after holding a place in the queue: it counts as one
+    // that left the queue, when its 'close' comes.
+    if (req.destroyed) {
+      req.onSocket(null);
+      return;
+    }
+    bounds.#events.queueTimedOut(req);
+    req.onSocket(null, new QueueTimeoutError(bounds.#timeout));
   }
 }
 

@@ -54,6 +54,13 @@ class SocketState {
     // Times are clock.now() (monotonic) ms. createdAt is for the TTL and the
     // lifetime (SOCKET_CREATED_TIME is wall-clock).
     this.createdAt = now;
+    // From creation to connected (TLS and proxy tunnel included): the round
+    // trip estimate of the stale judgement (lib/stale_judgement.js); 0 until
+    // connected, or if it connected before the agent took it on.
+    this.connectMs = 0;
+    // When its current request got it (picked from the pool, or handed on):
+    // how long after that a failure came is the stale judgement's other fact.
+    this.requestStartedAt = now;
     // When it last entered the pool; meaningful while free or a probe.
     this.freedAt = now;
     // When a free socket (or a probe) is closed, and which limit set that
@@ -66,8 +73,9 @@ class SocketState {
     // ms it sat idle before its current request (0: fresh, or handed
     // straight from one request to the next).
     this.idleBeforeReuse = 0;
-    // socket.bytesRead when it entered the pool: more later means bytes came
-    // while it sat idle (or, after a reuse, that the response had begun).
+    // socket.bytesRead when it entered the pool, or was handed straight to a
+    // queued request: more later means bytes came while it sat idle (or,
+    // after a reuse, that the response had begun).
     this.bytesReadWhenFreed = 0;
     // Requests the server still takes (Keep-Alive: max), and its Keep-Alive
     // timeout in ms (undefined: not announced).
@@ -87,10 +95,19 @@ class SocketState {
     // Taken out of core's maps already (an active timeout): core's own
     // removeSocket on 'close' has nothing left to do.
     this.removed = false;
+    // Closed to make room under maxTotalSockets, its place in core's
+    // totalSocketCount given at once to a new socket: core's 'close' must
+    // not count it out a second time (lib/total_limit.js).
+    this.placeGivenUp = false;
     // For the reuse event: when it entered the pool if someone watched reuse
     // then; -1 if not; 0 when handed on without entering the pool
     // (lib/events.js).
     this.watchedFreedAt = 0;
+    // With the `dns` option: the host whose cached answer the socket
+    // connected through (lib/dns.js), or null; and the address it connected
+    // to, read when it connects.
+    this.dnsHost = null;
+    this.remoteAddress = null;
     // Its place in the agent's heap of deadlines (lib/free_socket_sweeper.js),
     // -1 when out of it.
     this.heapIndex = -1;
@@ -112,10 +129,21 @@ class SocketState {
     this.requestsLeft--;
   }
 
-  /** Handed to `req`, a queued request, without entering the pool. */
-  handTo(req) {
+  /** Connected at `now`. */
+  connect(now) {
+    this.connected = true;
+    this.connectMs = now - this.createdAt;
+  }
+
+  /**
+   * Handed to `req`, a queued request, without entering the pool, at `now`;
+   * `bytesRead` is the socket's count then.
+   */
+  handTo(req, now, bytesRead) {
     this.handedTo = req;
     this.idleBeforeReuse = 0;
+    this.requestStartedAt = now;
+    this.bytesReadWhenFreed = bytesRead;
   }
 
   /**
@@ -151,6 +179,7 @@ class SocketState {
   /** Picked from the pool at `now` for a request. */
   picked(now) {
     this.idleBeforeReuse = now - this.freedAt;
+    this.requestStartedAt = now;
   }
 
   /** Out of the pool, watched until the server closes it or its bound passes. Returns the new deadline. */

@@ -26,9 +26,16 @@ class OriginStats {
   closeReasons = null;
   announced = null; // ms, the server's last Keep-Alive: timeout
   learned = null; // ms, the idle limit the agent learned
+  // Every wait behind maxSockets that ended, whatever ended it (a socket,
+  // queueTimeout, the caller or destroy()), and how each request without a
+  // socket ended.
   queueCount = 0;
   queueSum = 0;
   queueMax = 0;
+  queueFull = 0;
+  queueTimeouts = 0;
+  refusedAfterClose = 0;
+  leftQueue = 0;
 
   /**
    * @param {string} origin the pool name
@@ -54,11 +61,22 @@ class OriginStats {
     this.closeReasons.set(reason, (this.closeReasons.get(reason) ?? 0) + 1);
   }
 
+  /** A queued request left the queue after `ms`. */
   waited(ms) {
     this.waiting--;
     this.queueCount++;
     this.queueSum += ms;
     if (ms > this.queueMax) this.queueMax = ms;
+  }
+
+  /**
+   * A request got no socket. `counter` names how (queueFull, queueTimeouts,
+   * refusedAfterClose, leftQueue); `waitedMs` is its wait in the queue, or
+   * null for a request that never joined it.
+   */
+  noSocket(counter, waitedMs) {
+    this[counter]++;
+    if (waitedMs !== null) this.waited(waitedMs);
   }
 
   /** The public view: counts of the agent's pools plus our counters, all copies. */
@@ -77,6 +95,10 @@ class OriginStats {
       closeReasons: this.closeReasons === null ? {} : Object.fromEntries(this.closeReasons),
       serverIdleTimeout: { announced: this.announced, learned: this.learned },
       queueWaitMs: { count: this.queueCount, sum: this.queueSum, max: this.queueMax },
+      queueFull: this.queueFull,
+      queueTimeouts: this.queueTimeouts,
+      refusedAfterClose: this.refusedAfterClose,
+      leftQueue: this.leftQueue,
     };
   }
 }

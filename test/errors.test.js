@@ -7,8 +7,11 @@ const {
   AgentClosedError,
   QueueFullError,
   QueueTimeoutError,
+  ConnectTimeoutError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
+  PeerDependencyMissingError,
+  DnsNotFoundError,
 } = require('../lib/errors');
 
 describe('errors', () => {
@@ -28,6 +31,18 @@ describe('errors', () => {
     assert.ok(err instanceof Error);
     assert.equal(err.name, 'AgentDestroyedError');
     assert.equal(err.code, 'ERR_AGENT_DESTROYED');
+  });
+
+  it('PeerDependencyMissingError keeps Node\'s MODULE_NOT_FOUND and says what to install', () => {
+    const cause = Object.assign(new Error('Cannot find module \'@opentelemetry/api\''), { code: 'MODULE_NOT_FOUND' });
+    const err = new PeerDependencyMissingError('steady-agent/otel', '@opentelemetry/api', '^1.9.0', cause);
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'PeerDependencyMissingError');
+    assert.equal(err.code, 'MODULE_NOT_FOUND');
+    assert.equal(err.dependency, '@opentelemetry/api');
+    assert.equal(err.cause, cause);
+    assert.equal(err.message,
+      'steady-agent/otel needs @opentelemetry/api ^1.9.0, an optional peer dependency that is not installed: npm install @opentelemetry/api');
   });
 
   it('AgentClosedError has code ERR_AGENT_CLOSED', () => {
@@ -57,6 +72,18 @@ describe('errors', () => {
     assert.equal(err.message, 'The request waited 2000 ms for a socket without getting one (queueTimeout: 2000)');
   });
 
+  it('ConnectTimeoutError has code ETIMEDOUT, the phase and the timeout', () => {
+    const err = new ConnectTimeoutError('tls', 3000);
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'ConnectTimeoutError');
+    assert.equal(err.code, 'ETIMEDOUT');
+    assert.equal(err.phase, 'tls');
+    assert.equal(err.timeout, 3000);
+    assert.equal(err.message, 'Connect timeout: still waiting for the TLS handshake (connectTimeout: 3000 ms)');
+    assert.match(new ConnectTimeoutError('connect', 5).message, /the TCP connection \(connectTimeout: 5 ms\)$/);
+    assert.match(new ConnectTimeoutError('proxy', 5).message, /the proxy's answer to CONNECT/);
+  });
+
   it('InvalidOptionTypeError is a TypeError naming the option and the value', () => {
     const err = new InvalidOptionTypeError('timeout', 'a duration', 'soon');
     assert.ok(err instanceof TypeError);
@@ -75,5 +102,16 @@ describe('errors', () => {
     assert.equal(err.option, 'maxSockets');
     assert.equal(err.value, 0);
     assert.equal(err.message, 'The "maxSockets" option must be an integer >= 1. Received 0');
+  });
+
+  it('DnsNotFoundError carries dns.lookup\'s code, errno, syscall, hostname and message', () => {
+    const err = new DnsNotFoundError('svc.test');
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'DnsNotFoundError');
+    assert.equal(err.code, 'ENOTFOUND');
+    assert.equal(err.errno, -3008);
+    assert.equal(err.syscall, 'getaddrinfo');
+    assert.equal(err.hostname, 'svc.test');
+    assert.equal(err.message, 'getaddrinfo ENOTFOUND svc.test');
   });
 });

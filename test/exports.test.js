@@ -1,6 +1,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
+const { execFileSync } = require('node:child_process');
 const http = require('node:http');
 const https = require('node:https');
 const Agent = require('..');
@@ -29,6 +30,20 @@ describe('exports', () => {
       } finally {
         agent.destroy();
       }
+    }
+  });
+
+  it('steady-agent/retry exports isReplayable and a helper per client, and loads none of those clients', () => {
+    const retry = require('steady-agent/retry');
+    assert.deepEqual(Object.keys(retry).sort(), [
+      'axiosRetryCondition', 'axiosRetryOptions', 'gotRetryOptions', 'isReplayable', 'request', 'wrapFetch',
+    ]);
+    // In a process of its own: this one has loaded the clients for other tests.
+    const loaded = JSON.parse(execFileSync(process.execPath, [
+      '-e', "require('steady-agent/retry'); process.stdout.write(JSON.stringify(Object.keys(require.cache)))",
+    ], { cwd: __dirname, encoding: 'utf8' }));
+    for (const name of ['axios', 'axios-retry', 'got', 'node-fetch', 'node-fetch-2']) {
+      assert.equal(loaded.some((file) => file.includes(`/node_modules/${name}/`)), false, `${name} was loaded`);
     }
   });
 

@@ -80,6 +80,10 @@ for (const protocol of PROTOCOLS) {
       agent.options.freeSocketTimeout = '5s';
       agent.options.timeout = undefined;
       assert.equal(agent.options.timeout, 10000);
+      agent.options.socketActiveTTL = '1h';
+      agent.options.socketActiveTTL = null;
+      agent.options.freeSocketTimeout = undefined;
+      assert.deepEqual([agent.options.socketActiveTTL, agent.options.freeSocketTimeout], [0, 4000]);
     });
 
     it('socketActiveTTL: a socket older than the new TTL is not kept', async () => {

@@ -57,6 +57,20 @@ describe('misspelled options', () => {
     assert.deepEqual(warnings, []);
   });
 
+  it('points a near miss of a deprecated name at the name to use, freeSocketTimeout', () => {
+    const { warnings, result } = run(`
+      const a = new HttpAgent({ keepAliveTimout: 1000, freeSocketKeepAliveTimout: 2000 });
+      globalThis.result = a.options.freeSocketTimeout;
+      a.destroy();
+    `);
+    // No DeprecationWarning either: neither deprecated option was given.
+    assert.deepEqual(warnings, [
+      warning('keepAliveTimout', 'freeSocketTimeout'),
+      warning('freeSocketKeepAliveTimout', 'freeSocketTimeout'),
+    ]);
+    assert.equal(result, 4000);
+  });
+
   it('warns of nothing when the options are refused', () => {
     const { warnings, result } = run(`
       try { new HttpAgent({ maxSocket: 1, timeout: 'soon' }); } catch (err) { globalThis.result = err.code; }

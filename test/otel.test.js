@@ -5,44 +5,20 @@
 // and checked against known traffic (and against getStats()).
 const assert = require('node:assert/strict');
 const { execFile } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { metrics } = require('@opentelemetry/api');
-const {
-  MeterProvider,
-  PeriodicExportingMetricReader,
-  InMemoryMetricExporter,
-  AggregationTemporality,
-} = require('@opentelemetry/sdk-metrics');
 const { observeAgent } = require('steady-agent/otel');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createServer } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
+const pkg = require('../package.json');
+
+const root = path.join(__dirname, '..');
+const { inMemoryMetrics } = require('./support/otel');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
-
-/** A meter provider whose metrics a test reads with collect(). */
-function inMemoryMetrics() {
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  // Exports only when asked (forceFlush): no timer runs on its own.
-  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3600000 });
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  return {
-    meterProvider,
-    /** { [metric name]: dataPoints } of the last export. */
-    async collect() {
-      exporter.reset();
-      await reader.forceFlush();
-      const found = {};
-      for (const resourceMetrics of exporter.getMetrics()) {
-        for (const scope of resourceMetrics.scopeMetrics) {
-          for (const metric of scope.metrics) found[metric.descriptor.name] = { descriptor: metric.descriptor, points: metric.dataPoints };
-        }
-      }
-      return found;
-    },
-    shutdown: () => meterProvider.shutdown(),
-  };
-}
 
 /** The open_connections value per state, for the points of one server. */
 function openByState(found) {
@@ -202,9 +178,9 @@ describe('steady-agent/otel: the global meter provider and loading', () => {
     assert.throws(() => observeAgent(undefined), TypeError);
   });
 
-  function node(args) {
+  function node(args, cwd = root) {
     return new Promise((resolve, reject) => {
-      execFile(process.execPath, args, { cwd: path.join(__dirname, '..') }, (err, stdout, stderr) => {
+      execFile(process.execPath, args, { cwd }, (err, stdout, stderr) => {
         if (err) reject(new Error(`${err.message}\n${stderr}`));
         else resolve(stdout.trim());
       });
@@ -217,6 +193,39 @@ describe('steady-agent/otel: the global meter provider and loading', () => {
       new Agent().destroy();
       console.log(Object.keys(require.cache).filter((file) => file.includes('@opentelemetry')).length);`]);
     assert.equal(loaded, '0');
+  });
+
+  it('without @opentelemetry/api installed, says which package to install (CommonJS and ESM)', async function () {
+    // The package as npm installs it, in a project that has its dependencies
+    // but not the optional peer.
+    const project = fs.mkdtempSync(path.join(os.tmpdir(), 'steady-no-otel-'));
+    try {
+      const modules = path.join(project, 'node_modules');
+      const installed = path.join(modules, 'steady-agent');
+      fs.mkdirSync(installed, { recursive: true });
+      for (const entry of ['package.json', 'index.js', 'index.mjs', 'lib']) {
+        fs.cpSync(path.join(root, entry), path.join(installed, entry), { recursive: true });
+      }
+      for (const dependency of Object.keys(pkg.dependencies)) {
+        fs.symlinkSync(path.dirname(require.resolve(`${dependency}/package.json`)), path.join(modules, dependency), 'dir');
+      }
+      let found = true;
+      try { require.resolve('@opentelemetry/api', { paths: [installed] }); } catch { found = false; }
+      if (found) this.skip(); // a node_modules above the temporary folder has it
+
+      const report = `(err) => console.log(JSON.stringify({ code: err.code, name: err.name, message: err.message }))`;
+      const cjs = JSON.parse(await node(['-e', `try { require('steady-agent/otel'); } catch (err) { (${report})(err); }`], project));
+      const esm = JSON.parse(await node(['--input-type=module', '-e', `import('steady-agent/otel').catch(${report});`], project));
+      for (const outcome of [cjs, esm]) {
+        assert.equal(outcome.code, 'MODULE_NOT_FOUND');
+        assert.equal(outcome.name, 'PeerDependencyMissingError');
+        assert.match(outcome.message, /^steady-agent\/otel needs @opentelemetry\/api \^1\.9\.0, .*: npm install @opentelemetry\/api$/);
+      }
+      // The package itself loads without it.
+      assert.equal(await node(['-e', `const Agent = require('steady-agent'); new Agent().destroy(); console.log('ok');`], project), 'ok');
+    } finally {
+      fs.rmSync(project, { recursive: true, force: true });
+    }
   });
 
   it('import(\'steady-agent/otel\') works from an ES module', async () => {

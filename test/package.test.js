@@ -56,7 +56,7 @@ describe('package contents (npm pack)', function () {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('ships exactly the entry points (otel.d.ts too), lib/, README.md, CHANGELOG.md, the charts, LICENSE and package.json', () => {
+  it('ships exactly the entry points (otel.d.ts and retry.d.ts too), lib/, README.md, CHANGELOG.md, the charts, LICENSE and package.json', () => {
     const expected = [
       'CHANGELOG.md',
       'LICENSE',
@@ -66,6 +66,7 @@ describe('package contents (npm pack)', function () {
       'index.mjs',
       'otel.d.ts',
       'package.json',
+      'retry.d.ts',
       ...filesUnder('lib'),
       ...filesUnder('benchmark/charts').filter((name) => name.endsWith('.svg')),
     ].sort();

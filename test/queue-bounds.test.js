@@ -5,38 +5,16 @@
 // queueTimeout without a socket leaves the queue and fails with
 // ERR_AGENT_QUEUE_TIMEOUT. Neither leaves a timer, socket or queue entry.
 const assert = require('node:assert/strict');
-const asyncHooks = require('node:async_hooks');
 const http = require('node:http');
 const { HttpAgent, HttpsAgent } = require('../');
 const { PROTOCOLS, total } = require('./support/agents');
 const { createHoldingServer } = require('./support/servers');
 const { request, requestError, waitFor } = require('./support/request');
 const { closeAfterEach } = require('./support/cleanup');
+const { timersCreatedBy } = require('./support/timers');
 
 function queued(agent) {
   return total(agent.getCurrentStatus().requests);
-}
-
-/**
- * Runs `fn` (synchronous) and returns the async ids of the timers it
- * created, and a set that collects the ids of destroyed (cleared or fired)
- * timers from then on, until stop().
- */
-function timersCreatedBy(fn) {
-  const created = [];
-  const destroyed = new Set();
-  let capturing = true;
-  const hook = asyncHooks.createHook({
-    init(id, type) { if (capturing && type === 'Timeout') created.push(id); },
-    destroy(id) { destroyed.add(id); },
-  }).enable();
-  let result;
-  try {
-    result = fn();
-  } finally {
-    capturing = false;
-  }
-  return { result, created, destroyed, stop: () => hook.disable() };
 }
 
 for (const protocol of PROTOCOLS) {
@@ -125,8 +103,9 @@ for (const protocol of PROTOCOLS) {
         assert.equal(next.reusedSocket, true);
         assert.equal(server.accepted, 1);
         assert.equal(agent.requestCount, 2);
+        // Its wait is counted (lib/events.js), and how it ended.
         const [origin] = Object.values(agent.getStats().origins);
-        assert.deepEqual([origin.queued, origin.queueWaitMs.count], [0, 0]);
+        assert.deepEqual([origin.queued, origin.queueWaitMs.count, origin.queueTimeouts], [0, 1, 1]);
       });
 
       it('a request that gets its socket in time never fails, and its timer is cleared then', async () => {

@@ -96,6 +96,15 @@ describe('README examples', () => {
         assert.match(stdout, /requestCount: 1,/);
         assert.match(stdout, /freeSockets: \{ '127\.0\.0\.1:\d+:': 1 \}/);
       }
+      // The OpenTelemetry snippet exports after the agent has closed: no
+      // connection left open, active or idle, and the closed one's duration.
+      if (/observeAgent\(/.test(block)) {
+        const open = stdout.slice(stdout.indexOf("name: 'http.client.open_connections'"));
+        const points = open.slice(0, open.indexOf('descriptor:', 1) === -1 ? undefined : open.indexOf('descriptor:', 1));
+        assert.match(points, /'http\.connection\.state': 'idle'/);
+        assert.deepEqual([...points.matchAll(/value: (\d+)/g)].map((m) => m[1]), ['0', '0']);
+        assert.match(stdout, /name: 'http\.client\.connection\.duration'/);
+      }
       if (/console\.log\(.*getStats\(\)/.test(block)) {
         assert.match(stdout, /"requests": 1,/);
         assert.match(stdout, /"free": 1,/);

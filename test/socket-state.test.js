@@ -30,6 +30,8 @@ describe('SocketState', () => {
     assert.equal(state.idle, false);
     assert.equal(state.connected, false);
     assert.equal(state.createdAt, 100);
+    assert.equal(state.connectMs, 0);
+    assert.equal(state.requestStartedAt, 100);
     assert.equal(state.freeDeadline, Infinity);
     assert.equal(state.requestsLeft, Infinity);
     assert.equal(state.serverTimeout, undefined);
@@ -46,9 +48,10 @@ describe('SocketState', () => {
     const keys = Object.keys(state);
     state.hint({ timeout: 5, max: 3 });
     state.free(200, 4200, 10);
+    state.connect(150);
     state.picked(300);
     state.activate(socket);
-    state.handTo({});
+    state.handTo({}, 350, 15);
     state.handBack(socket);
     state.finishRequest(socket);
     state.free(400, 500, 20);
@@ -79,10 +82,18 @@ describe('SocketState', () => {
     assert.equal(state.bytesReadWhenFreed, 42);
     state.picked(1750);
     assert.equal(state.idleBeforeReuse, 750);
+    assert.equal(state.requestStartedAt, 1750);
     state.activate(socket);
     assert.equal(state.phase, PHASES.ACTIVE);
     assert.equal(state.idle, false);
     assert.equal(socket[SOCKET_REQUEST_COUNT], 2);
+  });
+
+  it('connect() measures the connect time from creation: the stale judgement\'s round trip', () => {
+    const { state } = fresh(100);
+    state.connect(112);
+    assert.equal(state.connected, true);
+    assert.equal(state.connectMs, 12);
   });
 
   it('counts a finished request once', () => {
@@ -112,10 +123,12 @@ describe('SocketState', () => {
     const { socket, state } = fresh();
     state.hint({ max: 5 });
     const req = {};
-    state.handTo(req);
+    state.handTo(req, 900, 64);
     state.activate(socket);
     assert.equal(state.handedTo, req);
     assert.equal(state.idleBeforeReuse, 0);
+    assert.equal(state.requestStartedAt, 900, 'the request got the socket then');
+    assert.equal(state.bytesReadWhenFreed, 64, 'bytes read from here on are its response');
     assert.equal(socket[SOCKET_REQUEST_COUNT], 2);
     assert.equal(state.requestsLeft, 4);
     state.handBack(socket);

@@ -47,6 +47,10 @@ for (const protocol of PROTOCOLS) {
             closeReasons: {},
             serverIdleTimeout: { announced: 30000, learned: null },
             queueWaitMs: { count: 0, sum: 0, max: 0 },
+            queueFull: 0,
+            queueTimeouts: 0,
+            refusedAfterClose: 0,
+            leftQueue: 0,
           },
         },
       });
@@ -195,7 +199,9 @@ describe('getStats() origin bound (lib/stats.js)', () => {
       await waitFor(() => agent.closeSocketCount === 1);
       const [origin] = Object.values(agent.getStats().origins);
       assert.equal(origin.queued, 0);
-      assert.equal(origin.queueWaitMs.count, 0);
+      // Its wait ended without a socket: counted once, as one that left the queue.
+      assert.equal(origin.queueWaitMs.count, 1);
+      assert.equal(origin.leftQueue, 1);
       assert.deepEqual(origin.closeReasons, { destroy: 1 });
     } finally {
       agent.destroy();

@@ -114,7 +114,7 @@ describe('index.d.ts matches the runtime', function () {
         const agent = new Agent[name]({ timeout: '60s', freeSocketTimeout: '4s' });
         try {
           for (const option of types.resolvedOptions) {
-            const expected = option === 'keepAlive' || option === 'learnServerTimeout' ? 'boolean' : 'number';
+            const expected = ['keepAlive', 'learnServerTimeout', 'tcpKeepAlive'].includes(option) ? 'boolean' : 'number';
             assert.equal(typeof agent.options[option], expected, `options.${option}`);
           }
         } finally {

@@ -20,7 +20,7 @@ const MD_FILE = path.join(DIR, 'results.md');
 const SAVE_FLAG = '--save';
 
 // The order scenarios appear in results.md.
-const ORDER = ['proxy', 'client-cost', 'https-cost', 'instructions', 'many-origins', 'nagle', 'race', 'axios-latency', 'proxy-tunnel'];
+const ORDER = ['proxy', 'client-cost', 'https-cost', 'instructions', 'many-origins', 'nagle', 'race', 'axios-latency', 'proxy-tunnel', 'dns-flip'];
 
 function machine() {
   const cpus = os.cpus();

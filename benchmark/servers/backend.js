@@ -6,7 +6,9 @@
 // agent opened.
 //
 // Options: { protocol: 'http' | 'https', delay: ms, keepAliveTimeout: ms,
-// batch: n, signal: path }
+//   batch: n, signal: path, host: address to listen on (127.0.0.1), port (0),
+//   servedBy: answer with an `x-served-by: <host>` header (dns-flip.js tells
+//   the addresses apart) }
 //
 // With `batch` and `signal` (instructions.js at more than one request in
 // flight) the server answers in batches: it holds the responses until `batch`
@@ -23,7 +25,9 @@ const options = readOptions();
 const protocol = options.protocol || 'http';
 const delay = Number(options.delay) || 0;
 const BODY = Buffer.from('hello world\n');
+const host = options.host || '127.0.0.1';
 const HEADERS = { 'content-type': 'text/plain', 'content-length': BODY.length };
+if (options.servedBy) HEADERS['x-served-by'] = host;
 
 let stats = { connections: 0, resumed: 0, requests: 0 };
 const open = new Set();
@@ -112,6 +116,13 @@ answerCalls({
     for (const socket of open) socket.destroy();
     return open.size;
   },
+  // The server goes away, as a stopped instance does: no new connection is
+  // accepted and the open ones are cut.
+  shutdown: () => {
+    server.close();
+    for (const socket of open) socket.destroy();
+    return open.size;
+  },
 });
 
-server.listen(0, '127.0.0.1', () => reportListening(server.address().port));
+server.listen(Number(options.port) || 0, host, () => reportListening(server.address().port));

@@ -9,7 +9,9 @@
 //                    https requests get one pool per proxy + target + TLS identity
 //   createConnection createConnection(): connect to the proxy (http), or open
 //                    a CONNECT tunnel and deliver the TLS socket inside it
-//                    through core's createConnection callback (https)
+//                    through core's createConnection callback (https); the
+//                    connection under a tunnel gets the agent's probes and
+//                    connect timeout here (lib/connection_setup.js)
 //
 // Everything else (free timeouts, Keep-Alive hints, TTL, the check before
 // reuse, maxSockets) applies to these sockets unchanged: they are ordinary
@@ -77,8 +79,11 @@ class ProxyRoutes {
   // Tunnel pool names by the target's pool name: getName runs several times
   // per request, and a name built anew is a new string to hash each time.
   #tunnelPools = new Map();
+  // The agent's ConnectionSetup (lib/connection_setup.js), or null.
+  #setup;
 
-  constructor({ proxy, noProxy }, protocol) {
+  constructor({ proxy, noProxy }, protocol, setup) {
+    this.#setup = setup;
     this.#proxy = proxy;
     this.#noProxy = noProxy;
     this.#tunnels = protocol === 'https:';
@@ -111,6 +116,11 @@ class ProxyRoutes {
    */
   proxies(options) {
     return !options.socketPath && !bypasses(this.#noProxy, options.host || 'localhost', options.port);
+  }
+
+  /** The proxy's host name (the `dns` option resolves it for the connection to the proxy). */
+  get host() {
+    return this.#proxy.host;
   }
 
   /** getName: the pool of a proxied request (`name` is the usual one). */
@@ -149,6 +159,9 @@ class ProxyRoutes {
       proxy: this.#proxy,
       options,
       timeout: options[kRequestTimeout] || options.timeout,
+      // The agent sets up the sockets createConnection returns; this one
+      // it never sees, and the connect timeout runs on through the tunnel.
+      connectWatch: this.#setup === null ? null : this.#setup.openedTunnel(socket),
       connectTls,
       done(err, tlsSocket) {
         if (err) {
@@ -235,10 +248,13 @@ function serveQueue(agent, socket, options) {
   agent.removeSocket(socket, options);
 }
 
-/** The agent's proxy routes, or null: no proxy configured (keep_alive.js). */
-function createProxyRoutes(settings, protocol) {
+/**
+ * The agent's proxy routes, or null: no proxy configured (keep_alive.js).
+ * `setup`: the agent's ConnectionSetup, or null.
+ */
+function createProxyRoutes(settings, protocol, setup) {
   const resolved = resolveProxy(settings, protocol);
-  return resolved === null ? null : new ProxyRoutes(resolved, protocol);
+  return resolved === null ? null : new ProxyRoutes(resolved, protocol, setup);
 }
 
 module.exports = { createProxyRoutes };

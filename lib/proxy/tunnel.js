@@ -21,9 +21,11 @@ function authority(host, port) {
  * Opens a tunnel over `socket` (a fresh connection to `proxy`) to the target
  * in `options`. Calls `done(err)` or `done(null, tlsSocket)` exactly once;
  * `connectTls(options)` starts TLS over the tunnel (core's https
- * createConnection, for its session cache).
+ * createConnection, for its session cache). `connectWatch`: the connect
+ * timeout's watch on `socket` (lib/connect_timeout.js), or null; it is
+ * handed the TLS socket, whose handshake ends the wait.
  */
-function openTunnel(socket, { proxy, options, timeout, connectTls, done }) {
+function openTunnel(socket, { proxy, options, timeout, connectWatch, connectTls, done }) {
   const target = authority(options.host, options.port);
   const started = debug.enabled ? performance.now() : 0;
   let head = '';
@@ -102,6 +104,7 @@ function openTunnel(socket, { proxy, options, timeout, connectTls, done }) {
       done(err);
       return;
     }
+    if (connectWatch !== null) connectWatch.follow(tls);
     // One lives and dies with the other. Errors of the connection under TLS
     // (a reset) reach the TLS socket, whose listeners report them.
     tls.once('close', () => socket.destroy());

@@ -12,6 +12,8 @@ const CHANNELS = Object.freeze([
   'server-idle-limit',
   'request:queued',
   'request:dequeued',
+  'request:no-socket',
+  'socket:listeners',
 ]);
 
 /**

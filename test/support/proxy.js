@@ -9,8 +9,8 @@
 // an ES module works only from Node 20.19 and 22.12.
 const http = require('node:http');
 const https = require('node:https');
-const net = require('node:net');
 const fixtures = require('./tls');
+const { createSilentServer } = require('./servers');
 
 let createProxy;
 
@@ -97,39 +97,12 @@ async function startProxy({ protocol = 'http:', auth } = {}) {
 }
 
 /**
- * A "proxy" that accepts connections and never answers: for CONNECT timeouts.
- * Resolves with { port, url(), accepted, close() }.
+ * A "proxy" that accepts connections and never answers: for CONNECT timeouts
+ * (a silent server, support/servers.js). Resolves with { port, url(),
+ * accepted, open, close() }.
  */
 function startSilentProxy() {
-  const sockets = new Set();
-  let accepted = 0;
-  const server = net.createServer((socket) => {
-    accepted++;
-    sockets.add(socket);
-    socket.on('error', () => {});
-    // Read (and drop) what comes, so that the client's FIN is seen and the
-    // connection closes when the client ends it.
-    socket.resume();
-    socket.once('close', () => sockets.delete(socket));
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      resolve({
-        port,
-        url() { return `http://127.0.0.1:${port}`; },
-        get accepted() { return accepted; },
-        get open() { return sockets.size; },
-        close() {
-          return new Promise((done) => {
-            for (const socket of sockets) socket.destroy();
-            server.close(() => done());
-          });
-        },
-      });
-    });
-  });
+  return createSilentServer();
 }
 
 module.exports = { startProxy, startSilentProxy };

@@ -24,19 +24,22 @@ function track(server) {
   };
 }
 
-function listen(server, protocol) {
+// `at`: { host, port } (127.0.0.1, 0 if not given) or { path } (a Unix socket).
+function listen(server, protocol, at = {}) {
   const tracker = track(server);
+  const where = at.path !== undefined ? [at.path] : [at.port ?? 0, at.host ?? '127.0.0.1'];
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(...where, () => {
       server.removeListener('error', reject);
-      const { port } = server.address();
+      const port = at.path === undefined ? server.address().port : undefined;
+      const authority = at.path === undefined ? `${net.isIPv6(where[1]) ? `[${where[1]}]` : where[1]}:${port}` : 'localhost';
       resolve({
         server,
         port,
         protocol,
-        origin: `${protocol}//127.0.0.1:${port}`,
-        url(path = '/') { return `${protocol}//127.0.0.1:${port}${path}`; },
+        origin: `${protocol}//${authority}`,
+        url(path = '/') { return `${protocol}//${authority}${path}`; },
         connections: tracker.connections,
         get accepted() { return tracker.accepted; },
         close() {
@@ -58,22 +61,25 @@ function defaultHandler(req, res) {
   });
 }
 
-/** An http server; `handler(req, res)` defaults to answering "ok METHOD URL". */
-function createHttpServer(handler = defaultHandler, options = {}) {
+/**
+ * An http server; `handler(req, res)` defaults to answering "ok METHOD URL".
+ * `options.listen` says where: { host, port } (127.0.0.1, port 0) or { path }.
+ */
+function createHttpServer(handler = defaultHandler, { listen: at, ...options } = {}) {
   const server = http.createServer(options, handler);
   server.keepAliveTimeout = options.keepAliveTimeout ?? 30000;
-  return listen(server, 'http:');
+  return listen(server, 'http:', at);
 }
 
-/** An https server with the fixture certificate for localhost and 127.0.0.1. */
-function createHttpsServer(handler = defaultHandler, options = {}) {
+/** An https server with the fixture certificate for localhost and 127.0.0.1; `options.listen` as above. */
+function createHttpsServer(handler = defaultHandler, { listen: at, ...options } = {}) {
   const server = https.createServer({
     key: fixtures.serverKey,
     cert: fixtures.serverCert,
     ...options,
   }, handler);
   server.keepAliveTimeout = options.keepAliveTimeout ?? 30000;
-  return listen(server, 'https:');
+  return listen(server, 'https:', at);
 }
 
 /** http or https by name, for tests that run over both. */
@@ -123,7 +129,7 @@ const tlsClientOptions = Object.freeze({ ca: fixtures.ca });
 /**
  * A server (http or https) that answers `/hold...` only when the test says
  * so, and anything else at once. `held` counts the requests it holds;
- * `release()` answers every one of them.
+ * `release()` answers every one of them, `releaseOne()` the first.
  */
 async function createHoldingServer(protocol) {
   const waiting = [];
@@ -134,8 +140,46 @@ async function createHoldingServer(protocol) {
     else answer();
   });
   handle.release = () => { for (const answer of waiting.splice(0)) answer(); };
+  handle.releaseOne = () => waiting.shift()();
   Object.defineProperty(handle, 'held', { get: () => waiting.length });
   return handle;
+}
+
+/**
+ * A TCP server that accepts connections and never writes a byte: a TLS
+ * server that never answers the handshake, a proxy that never answers
+ * CONNECT. Resolves with { port, url(protocol), accepted, open, close() }.
+ */
+function createSilentServer() {
+  const sockets = new Set();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.on('error', () => {});
+    // Read (and drop) what comes, so that the client's FIN is seen and the
+    // connection closes when the client ends it.
+    socket.resume();
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({
+        port,
+        url(protocol = 'http:') { return `${protocol}//127.0.0.1:${port}`; },
+        get accepted() { return accepted; },
+        get open() { return sockets.size; },
+        close() {
+          return new Promise((done) => {
+            for (const socket of sockets) socket.destroy();
+            server.close(() => done());
+          });
+        },
+      });
+    });
+  });
 }
 
 /** A port on 127.0.0.1 that refuses connections (a server bound, then closed). */
@@ -160,5 +204,6 @@ module.exports = {
   rawResponse,
   tlsClientOptions,
   refusedPort,
+  createSilentServer,
   fixtures,
 };

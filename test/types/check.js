@@ -7,8 +7,10 @@
 //
 //   tsconfig.json             strict, exactOptionalPropertyTypes, esModuleInterop,
 //                             module nodenext: a CommonJS consumer (usage.ts,
-//                             no-interop.ts, otel.ts) and an ES module one (esm.mts).
-//                             "steady-agent" resolves by name through "exports".
+//                             no-interop.ts, otel.ts) and ES module ones (esm.mts;
+//                             retry.mts, the retry helpers with axios-retry's and
+//                             got's own types). "steady-agent" resolves by name
+//                             through "exports".
 //   tsconfig.no-interop.json  the same without esModuleInterop, CommonJS
 //                             (no-interop.ts) and ESM (no-interop.mts). TypeScript 7
 //                             removed `esModuleInterop: false` (error TS5108:
@@ -16,9 +18,14 @@
 //   consumer/                 the compiler's defaults (no "types", no "module"),
 //                             copied into a temporary project whose
 //                             node_modules/steady-agent links to this package.
+//   README.md                 every ```js block of the README, as JavaScript
+//                             checked by TypeScript (checkJs, strict but for
+//                             noImplicitAny, as a JavaScript file is written),
+//                             in a temporary folder here, so that the README's
+//                             clients (axios, got, ...) resolve as in the repo.
 //
 // Usage: node test/types/check.js   (exit status 1 if any compilation fails)
-const { spawnSync } = require('node:child_process');
+const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -36,7 +43,33 @@ const projects = [
   { config: path.join(__dirname, 'tsconfig.json') },
   { config: path.join(__dirname, 'tsconfig.no-interop.json'), skip: (major) => major >= 7 && 'TS5108: esModuleInterop: false was removed' },
   { consumer: path.join(__dirname, 'consumer') },
+  { readme: path.join(root, 'README.md') },
 ];
+
+/** The README's ```js blocks, each a file (.mjs where it imports), and a tsconfig over them. */
+function readmeProject(readme) {
+  const dir = fs.mkdtempSync(path.join(__dirname, '.readme-'));
+  const blocks = [...fs.readFileSync(readme, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const files = blocks.map((code, i) => {
+    const file = `block-${i + 1}.${/^import /m.test(code) ? 'mjs' : 'cjs'}`;
+    fs.writeFileSync(path.join(dir, file), code);
+    return file;
+  });
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: {
+      strict: true,
+      noImplicitAny: false,
+      allowJs: true,
+      checkJs: true,
+      noEmit: true,
+      module: 'nodenext',
+      target: 'es2022',
+      types: ['node'],
+    },
+    files,
+  }));
+  return dir;
+}
 
 /** A project that depends on steady-agent, as npm would install it (a link, as `npm link` makes). */
 function consumerProject(source) {
@@ -47,31 +80,58 @@ function consumerProject(source) {
   return dir;
 }
 
-let failed = 0;
-for (const project of projects) {
-  const dir = project.consumer && consumerProject(project.consumer);
-  try {
+// One compilation: resolves with its report, never rejects.
+function compile(compiler, config) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [compiler.bin, '-p', config, '--pretty', 'false'],
+      { cwd: root, encoding: 'utf8', timeout: 120000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ ok: err === null, exit: err && (err.code ?? err.signal), output: stdout + stderr }));
+  });
+}
+
+// The compilations run side by side, as many at a time as there are cores:
+// each is one process, mostly loading Node's types. Reports come in order.
+async function main() {
+  const dirs = [];
+  const jobs = [];
+  for (const project of projects) {
+    const dir = (project.consumer && consumerProject(project.consumer)) || (project.readme && readmeProject(project.readme));
+    if (dir) dirs.push(dir);
     const config = project.config ?? path.join(dir, 'tsconfig.json');
-    const label = path.relative(root, project.config ?? project.consumer);
+    const label = path.relative(root, project.config ?? project.consumer ?? project.readme);
     for (const compiler of compilers) {
-      const prefix = `TypeScript ${compiler.version.padEnd(6)} ${label}`;
-      const skipped = project.skip?.(compiler.major);
-      if (skipped) {
-        say(`${prefix}: skipped (${skipped})`);
-        continue;
+      jobs.push({ prefix: `TypeScript ${compiler.version.padEnd(6)} ${label}`, skipped: project.skip?.(compiler.major), compiler, config });
+    }
+  }
+  try {
+    const results = new Array(jobs.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < jobs.length) {
+        const index = next++;
+        const job = jobs[index];
+        results[index] = job.skipped ? null : await compile(job.compiler, job.config);
       }
-      const run = spawnSync(process.execPath, [compiler.bin, '-p', config, '--pretty', 'false'],
-        { cwd: root, encoding: 'utf8', timeout: 120000 });
-      if (run.status === 0) {
-        say(`${prefix}: ok`);
+    };
+    const width = Math.max(2, os.availableParallelism?.() ?? os.cpus().length);
+    await Promise.all(Array.from({ length: width }, worker));
+    let failed = 0;
+    for (const [index, job] of jobs.entries()) {
+      const result = results[index];
+      if (result === null) {
+        say(`${job.prefix}: skipped (${job.skipped})`);
+      } else if (result.ok) {
+        say(`${job.prefix}: ok`);
       } else {
         failed++;
-        say(`${prefix}: FAILED (exit ${run.status ?? run.signal ?? run.error})`);
-        process.stdout.write(run.stdout + run.stderr);
+        say(`${job.prefix}: FAILED (exit ${result.exit})`);
+        process.stdout.write(result.output);
       }
     }
+    process.exitCode = failed ? 1 : 0;
   } finally {
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
-process.exitCode = failed ? 1 : 0;
+
+main();

@@ -4,7 +4,8 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
-import type { AgentStats, AgentStatus, CloseReason, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
+import type { AgentStats, AgentStatus, CloseReason, ConnectTimeoutError, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
+import * as dns from 'node:dns';
 import axios from 'axios';
 
 // The default export is HttpAgent itself.
@@ -32,6 +33,7 @@ new HttpAgent({ keepAliveTimeout: '15s', freeSocketKeepAliveTimeout: 15000 });
 // Counts and durations from the environment; booleans as strings.
 new HttpAgent({ maxSockets: process.env.MAX_SOCKETS, maxFreeSockets: '5', maxTotalSockets: 'Infinity', timeout: process.env.TIMEOUT });
 new HttpsAgent({ keepAlive: 'false', learnServerTimeout: 0, maxSockets: '10' });
+new HttpAgent({ keepAlive: process.env.KEEP_ALIVE, learnServerTimeout: process.env.LEARN });
 
 // https.AgentOptions (TLS settings) pass through.
 const httpsOptions: HttpsOptions = {
@@ -72,12 +74,30 @@ const changed: boolean = httpAgent.statusChanged;
 const stats: AgentStats = httpsAgent.getStats();
 for (const [origin, o] of Object.entries(stats.origins)) {
   const numbers: number[] = [o.active, o.free, o.queued, o.socketsCreated, o.socketsClosed, o.requests,
-    o.reusedRequests, o.errors, o.timeouts, o.queueWaitMs.count, o.queueWaitMs.sum, o.queueWaitMs.max];
+    o.reusedRequests, o.errors, o.timeouts, o.queueWaitMs.count, o.queueWaitMs.sum, o.queueWaitMs.max,
+    o.queueFull, o.queueTimeouts, o.refusedAfterClose, o.leftQueue];
   const learned: number | null = o.serverIdleTimeout.learned ?? o.serverIdleTimeout.announced;
   const byFreeTimeout: number | undefined = o.closeReasons['free-timeout'];
   console.log(origin, numbers, learned, byFreeTimeout);
 }
 const reason: CloseReason = 'server-close';
+const retired: CloseReason = 'dns';
+
+// The dns option: true, or settings with either kind of resolver.
+const promiseResolver = new dns.promises.Resolver({ timeout: 1000, tries: 2 });
+promiseResolver.setServers(['127.0.0.1:5353']);
+const dnsOptions: DnsOptions = { resolver: promiseResolver, minTtl: '1s', maxTtl: 300000, lookupTtl: '10s', staleTtl: '5m', spread: true };
+new HttpAgent({ dns: true });
+new HttpAgent({ dns: 'false' });
+new HttpsAgent({ dns: dnsOptions });
+new HttpsAgent({ dns: { resolver: new dns.Resolver() } });
+const hosts: Record<string, DnsHostStats> | undefined = httpAgent.getStats().dns;
+for (const [host, answer] of Object.entries(hosts ?? {})) {
+  const first: string | undefined = answer.addresses[0]?.address;
+  const from: 'dns' | 'lookup' = answer.source;
+  console.log(host, first, from, answer.ttlMs, answer.expiresInMs, answer.stale, answer.sockets, retired);
+}
+const roomMade: CloseReason = 'total-limit';
 const perOriginStats: OriginStats | undefined = httpAgent.getStats().origins['127.0.0.1:80:'];
 // @ts-expect-error not a close reason
 const badReason: CloseReason = 'timeout';
@@ -120,6 +140,20 @@ const limits: [number, number] = [bounded.options.maxQueue, bounded.options.queu
 const closed: Promise<void> = bounded.close();
 const disposed: Promise<void> = new HttpAgent({ maxQueue: 0, queueTimeout: 500 })[Symbol.asyncDispose]();
 
+// Connection health: a connect timeout, TCP keep-alive (on unless false).
+const healthy = new HttpsAgent({ connectTimeout: '3s', tcpKeepAlive: true });
+const health: [number, boolean] = [healthy.options.connectTimeout, healthy.options.tcpKeepAlive];
+new HttpAgent({ connectTimeout: 3000, tcpKeepAlive: 'false' });
+// @ts-expect-error a duration, not a boolean
+new HttpAgent({ connectTimeout: true });
+function onConnectError(err: Error): string | undefined {
+  if (err.name !== 'ConnectTimeoutError') return undefined;
+  const timedOut = err as ConnectTimeoutError;
+  const code: 'ETIMEDOUT' = timedOut.code;
+  return `${code} in phase ${timedOut.phase} after ${timedOut.timeout} ms`;
+}
+console.log(health, onConnectError(new Error('x')));
+
 // Proxies: a URL string or URL, NO_PROXY as a string or array, process.env.
 const proxied = new HttpsAgent({ proxy: 'http://user:pass@proxy.internal:3128', noProxy: ['localhost', '.internal'] });
 new HttpAgent({ proxy: new URL('https://proxy.internal:8443'), noProxy: 'localhost,127.0.0.1' });
@@ -138,8 +172,10 @@ new HttpsAgent({ noProxy: [3128] });
 new HttpAgent({ timeout: true });
 // @ts-expect-error a duration is not an object
 new HttpsAgent({ freeSocketTimeout: { seconds: 4 } });
-// @ts-expect-error learnServerTimeout is a boolean
+// Any string compiles as a boolean option (process.env gives strings); 'yes' throws at run time.
 new HttpAgent({ learnServerTimeout: 'yes' });
+// @ts-expect-error a boolean option is not an object
+new HttpAgent({ learnServerTimeout: {} });
 // @ts-expect-error keepAlive is a boolean, 1 or 0 (or their strings), not any number
 new HttpsAgent({ keepAlive: 2 });
 // @ts-expect-error a count is a number or a string
@@ -150,9 +186,36 @@ new HttpAgent({ scheduling: 'random' });
 status.socketCount;
 // The counters are plain numbers a monitoring loop may reset, as agentkeepalive's.
 httpAgent.createSocketCount = 0;
-// timeout, freeSocketTimeout and socketActiveTTL may be written; the rest is read-only.
+// timeout, freeSocketTimeout and socketActiveTTL may be written, in the
+// constructor's forms, and read back as numbers; the rest is read-only.
 httpAgent.options.timeout = 1;
 httpsAgent.options.freeSocketTimeout = 1000;
+httpsAgent.options.freeSocketTimeout = '2s';
+httpAgent.options.timeout = process.env.TIMEOUT;
+httpAgent.options.socketActiveTTL = '1h';
+httpAgent.options.socketActiveTTL = null;
+const writtenBack: number = httpsAgent.options.freeSocketTimeout;
+// @ts-expect-error a duration is a number or a string
+httpAgent.options.timeout = true;
+// agent.protocol, as on Node's agents.
+const protocols: ['http:', 'https:'] = [httpAgent.protocol, httpsAgent.protocol];
+// @ts-expect-error an HttpAgent's protocol is 'http:'
+const wrongProtocol: 'https:' = httpAgent.protocol;
+// Channel messages, by channel name.
+const onClose = (message: Agent.ChannelMessages['steady-agent:socket:close']): string =>
+  `${message.origin} ${message.reason} ${message.requests} ${message.lifetimeMs} ${message.socket.remotePort}`;
+const onDequeued = (message: Agent.RequestDequeuedMessage): number => message.waitedMs + message.port;
+const onNoSocket = (message: Agent.ChannelMessages['steady-agent:request:no-socket']): string =>
+  `${message.outcome} after ${message.waitedMs} ms, ${message.request.path}`;
+const onListeners = (message: Agent.SocketListenersMessage): string =>
+  `${String(message.event)}: ${message.count} listeners after ${message.requests} requests on ${message.socket.remotePort}`;
+const onDnsChange = (message: Agent.ChannelMessages['steady-agent:dns:change']): string =>
+  `${message.host}: ${message.removed.join(' ')} left, ${message.added.join(' ')} came, now ${message.addresses.map((a) => `${a.address}/${a.family}`).join(' ')}`;
+const onDnsLookup = (message: Agent.ChannelMessages['steady-agent:dns:lookup']): string =>
+  `${message.host} from ${message.source}: ${message.addresses?.length ?? message.error?.message} (${message.ttlMs ?? 'no'} ms, took ${message.durationMs})`;
+const onDnsStale = (message: Agent.DnsStaleMessage): string => `${message.error.message}: ${message.staleMs} / ${message.remainingMs}`;
+const onDnsRetire = (message: Agent.ChannelMessages['steady-agent:dns:retire']): string =>
+  `${message.address} ${message.free ? 'closed' : 'not kept'} on ${message.socket.remotePort}`;
 // @ts-expect-error the other normalised options are read-only
 httpAgent.options.keepAlive = false;
 // @ts-expect-error the learned limits are read-only
@@ -167,4 +230,6 @@ const badOptions: HttpOptions = { keepAliveMargin: 1000 };
 export {
   byDefault, sameClass, defaults, asHttp, asHttps, asNamespaced, counts, perOrigin, changed, freeMs, tlsCa,
   currentId, socketName, allSymbols, mixedUp, badOptions, reason, perOriginStats, badReason,
+  writtenBack, protocols, wrongProtocol, onClose, onDequeued,
+  onDnsChange, onDnsLookup, onDnsStale, onDnsRetire,
 };

@@ -7,6 +7,7 @@
 import { HttpAgent, HttpsAgent, constants } from 'steady-agent';
 import type { AgentStatus, HttpsOptions } from 'steady-agent';
 import { observeAgent } from 'steady-agent/otel';
+import { isReplayable } from 'steady-agent/retry';
 
 const options: HttpsOptions = { freeSocketTimeout: '4s', timeout: 60000, ca: '', rejectUnauthorized: true };
 const httpsAgent = new HttpsAgent(options);
@@ -15,6 +16,7 @@ const status: AgentStatus = httpAgent.getCurrentStatus();
 const total: number = status.requestCount + httpsAgent.getStats().origins['127.0.0.1:443:']!.requests;
 const id: symbol = constants.SOCKET_NAME;
 const stop: () => void = observeAgent(httpsAgent);
+const replayable: boolean = isReplayable(new Error('socket hang up'));
 
 // Members inherited from Node's http.Agent: @types/node was loaded.
 const maxSockets: number = httpsAgent.maxSockets + httpAgent.maxFreeSockets;
@@ -25,9 +27,14 @@ const bounded = new HttpAgent({ maxQueue: 100, queueTimeout: '2s' });
 const closed: Promise<void> = bounded.close();
 const disposed: Promise<void> = bounded[Symbol.asyncDispose]();
 
+// What the README shows: the protocol, a write in the constructor's forms, booleans from the environment.
+const protocol: 'https:' = httpsAgent.protocol;
+httpsAgent.options.freeSocketTimeout = '2s';
+new HttpAgent({ keepAlive: process.env.KEEP_ALIVE, maxSockets: process.env.MAX_SOCKETS });
+
 // @ts-expect-error a duration is a number or a string
 new HttpAgent({ timeout: true });
 // Under exactOptionalPropertyTypes, an explicit undefined needs `| undefined` in the declaration.
 new HttpAgent({ timeout: undefined, proxy: undefined });
 
-export { total, id, stop, maxSockets, closed, disposed };
+export { total, id, stop, maxSockets, closed, disposed, protocol, replayable };

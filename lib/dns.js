@@ -1,0 +1,677 @@
+'use strict';
+
+// The `dns` option: the agent resolves host names itself and keeps its pools
+// true to DNS. Loaded only when the option is set; an agent without it never
+// requires this file.
+//
+// Per host, one cached answer: the A and AAAA records of the resolver with
+// their TTLs (clamped to minTtl..maxTtl), or, for a name the resolver cannot
+// answer (single-label names and search domains, /etc/hosts, localhost),
+// dns.lookup's answer with lookupTtl, and the host remembered as one that
+// needs it (localhost never asks the resolver). One query per host at a time, shared by every lookup waiting for
+// it. While the agent holds sockets to a host (track/untrack), one unref'd
+// timer resolves it again as its answer expires, so that a change is seen
+// under constant load, when no new socket would ever ask. An address that
+// left a successful answer is reported to the agent (onChange), which
+// retires the sockets connected to it; a failed query (SERVFAIL, timeout,
+// refused, an empty answer) never changes anything: the last good answer is
+// served for up to staleTtl past its expiry.
+const dns = require('node:dns');
+const dc = require('node:diagnostics_channel');
+const net = require('node:net');
+const os = require('node:os');
+const debug = require('debug')('steady-agent');
+const { duration, boolean } = require('./options');
+const clock = require('./clock');
+const { InvalidOptionTypeError, InvalidOptionValueError, DnsNotFoundError } = require('./errors');
+const { stateOf } = require('./socket_state');
+const { SOCKET_NAME } = require('./constants');
+
+const SETTINGS = Object.freeze(['resolver', 'minTtl', 'maxTtl', 'lookupTtl', 'staleTtl', 'spread']);
+
+const DEFAULTS = Object.freeze({
+  minTtl: 1000,
+  maxTtl: 5 * 60 * 1000,
+  lookupTtl: 10 * 1000,
+  staleTtl: 5 * 60 * 1000,
+  spread: false,
+});
+
+// A failed query is tried again after the last answer's TTL, but no later
+// than this: an outage of a long-TTL name would otherwise outlast staleTtl
+// before the second try.
+const RETRY_MAX = 30 * 1000;
+
+// Answers kept for hosts the agent holds no socket to; the oldest go first.
+const IDLE_CAPACITY = 1000;
+
+// How long the list of configured address families (for the ADDRCONFIG
+// hint) is reused before os.networkInterfaces() is read again.
+const INTERFACES_TTL = 10 * 1000;
+
+// What a resolver says when the name has no record of the type asked for.
+const NO_RECORDS = new Set([dns.NODATA, dns.NOTFOUND]);
+
+// Made once: hasSubscribers is then a field read, and Node 18 keeps them alive.
+const channels = Object.freeze({
+  lookup: dc.channel('steady-agent:dns:lookup'),
+  change: dc.channel('steady-agent:dns:change'),
+  stale: dc.channel('steady-agent:dns:stale'),
+  retire: dc.channel('steady-agent:dns:retire'),
+});
+
+/**
+ * The `dns` option's settings: a boolean (or 'true', 1...: see options.js),
+ * or an object with any of resolver, minTtl, maxTtl, lookupTtl, staleTtl and
+ * spread. Returns a new frozen object with every default filled in
+ * (resolver: undefined, the agent makes its own), or null for off; the
+ * caller's object is only read.
+ */
+function dnsSettings(value) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    let on;
+    try {
+      on = Array.isArray(value) ? undefined : boolean('dns', value);
+    } catch {
+      // The message below says what else it may be.
+    }
+    if (on === undefined) {
+      throw new InvalidOptionTypeError('dns', `true, false, or an object of settings (${SETTINGS.join(', ')})`, value);
+    }
+    return on ? Object.freeze({ resolver: undefined, ...DEFAULTS }) : null;
+  }
+  for (const key of Object.keys(value)) {
+    if (!SETTINGS.includes(key)) {
+      throw new InvalidOptionValueError('dns', `an object of the settings ${SETTINGS.join(', ')}; "${key}" is none of them`, value);
+    }
+  }
+  const minTtl = duration('dns.minTtl', value.minTtl) ?? DEFAULTS.minTtl;
+  if (minTtl < 1) {
+    throw new InvalidOptionValueError('dns.minTtl', 'a duration of at least 1 ms (a TTL of 0 would be queried again at once, without end)', value.minTtl);
+  }
+  const maxTtl = duration('dns.maxTtl', value.maxTtl) ?? Math.max(DEFAULTS.maxTtl, minTtl);
+  if (maxTtl < minTtl) {
+    throw new InvalidOptionValueError('dns.maxTtl', `a duration no shorter than dns.minTtl (${minTtl} ms)`, value.maxTtl);
+  }
+  return Object.freeze({
+    resolver: resolverSetting(value.resolver),
+    minTtl,
+    maxTtl,
+    lookupTtl: duration('dns.lookupTtl', value.lookupTtl) ?? DEFAULTS.lookupTtl,
+    staleTtl: duration('dns.staleTtl', value.staleTtl) ?? DEFAULTS.staleTtl,
+    spread: boolean('dns.spread', value.spread) ?? DEFAULTS.spread,
+  });
+}
+
+function resolverSetting(resolver) {
+  if (resolver === undefined || resolver === null) return undefined;
+  if (resolver instanceof dns.Resolver || resolver instanceof dns.promises.Resolver) return resolver;
+  // Anything shaped like dns.promises.Resolver (a wrapper of the caller's).
+  if (typeof resolver === 'object' && typeof resolver.resolve4 === 'function' && typeof resolver.resolve6 === 'function') {
+    return resolver;
+  }
+  throw new InvalidOptionTypeError('dns.resolver', 'a dns.Resolver or dns.promises.Resolver', resolver);
+}
+
+/** One record type's answer: { records } or { error }, never a rejection. */
+function ask(resolver, method, host) {
+  if (resolver instanceof dns.Resolver) {
+    return new Promise((resolve) => {
+      resolver[method](host, { ttl: true }, (error, records) => resolve(error ? { error } : { records }));
+    });
+  }
+  try {
+    return Promise.resolve(resolver[method](host, { ttl: true })).then((records) => ({ records }), (error) => ({ error }));
+  } catch (error) {
+    return Promise.resolve({ error });
+  }
+}
+
+/** dns.lookup's whole answer, in the system's order: { addresses } or { error }. */
+function systemLookup(host) {
+  return new Promise((resolve) => {
+    dns.lookup(host, { all: true, family: 0, order: 'verbatim', verbatim: true }, (error, addresses) => {
+      resolve(error ? { error } : { addresses: addresses.map(({ address, family }) => ({ address, family })) });
+    });
+  });
+}
+
+// An IPv4 address as an IPv4-mapped IPv6 address reports it (a socket
+// connected to ::ffff:127.0.0.2 is one to 127.0.0.2).
+const unmapped = (address) => (address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address);
+
+const isLoopback = (address) => address.startsWith('127.') || address === '::1';
+
+/** The address families some non-loopback interface has (for the ADDRCONFIG hint). */
+const interfaces = { at: -Infinity, 4: true, 6: true };
+function configuredFamilies(now) {
+  if (now - interfaces.at < INTERFACES_TTL) return interfaces;
+  interfaces[4] = false;
+  interfaces[6] = false;
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const { family, internal } of list) {
+      // Node 18.0-18.3 gave the family as a number.
+      if (!internal) interfaces[family === 'IPv6' || family === 6 ? 6 : 4] = true;
+    }
+  }
+  interfaces.at = now;
+  return interfaces;
+}
+
+function familyOption(family) {
+  if (family === undefined || family === null || family === 0) return 0;
+  if (family === 4 || family === 'IPv4') return 4;
+  if (family === 6 || family === 'IPv6') return 6;
+  return -1;
+}
+
+class HostEntry {
+  constructor(key) {
+    // localhost is the system's (RFC 6761: never sent to a DNS server).
+    const local = key === 'localhost';
+    this.key = key;
+    // The last successful answer, [{ address, family }], IPv4 first for the
+    // resolver's, as the system gave it for dns.lookup's; null before one.
+    this.addresses = null;
+    this.current = null; // its addresses, a Set, to ask whether a socket's is still there
+    this.source = local ? 'lookup' : 'dns'; // where the answer came from: the resolver, or dns.lookup
+    this.system = local; // the resolver cannot answer this name: dns.lookup only
+    this.ttl = 0; // ms the answer was given for, clamped
+    this.expiresAt = 0; // clock.now() time a lookup stops taking it without a query
+    this.staleUntil = 0; // after which it is not served at all
+    this.stale = false; // the answer is served past its TTL: queries fail
+    this.error = null; // why the last query failed, when there is nothing to serve
+    this.pending = null; // the query under way, a Promise
+    this.users = 0; // sockets of the agent connected through this answer
+    this.timer = null; // the refresh timer, while users > 0
+    this.turn = 0; // round robin (spread)
+  }
+
+  servable(now) { return this.addresses !== null && now < this.staleUntil; }
+}
+
+class DnsCache {
+  #settings;
+  #resolver;
+  #ownResolver;
+  #agent;
+  #onChange;
+  #entries = new Map(); // key -> HostEntry, least recently answered first
+  #stopped = false;
+
+  /**
+   * @param {object} settings from dnsSettings()
+   * @param {{ agent: object, onChange: (host: string, removed: string[], addresses: object[]) => void }} hooks
+   *   onChange is called when addresses left a host's answer: the agent
+   *   retires the sockets connected to them.
+   */
+  constructor(settings, { agent, onChange }) {
+    this.#settings = settings;
+    this.#ownResolver = settings.resolver === undefined;
+    this.#resolver = settings.resolver ?? new dns.promises.Resolver();
+    this.#agent = agent;
+    this.#onChange = onChange;
+  }
+
+  /** net's `lookup` option: dns.lookup's contract, answered from the cache. */
+  lookup = (hostname, options, callback) => {
+    if (typeof options === 'function') {
+      callback = options;
+      options = {};
+    } else if (typeof options === 'number') {
+      options = { family: options };
+    } else if (options === undefined || options === null) {
+      options = {};
+    }
+    const family = familyOption(options.family);
+    // What dns.lookup itself answers without a query (an IP literal, an
+    // empty name) or refuses (a bad argument), it answers.
+    if (typeof hostname !== 'string' || hostname === '' || net.isIP(hostname) !== 0 || family === -1 ||
+        typeof callback !== 'function') {
+      return dns.lookup(hostname, options, callback);
+    }
+    const entry = this.#entry(hostname.toLowerCase());
+    // Always asynchronous, as dns.lookup; and outside the promise chain, so
+    // that an exception in the callback is uncaught, as with dns.lookup,
+    // rather than a rejection.
+    const answer = () => this.#answer(entry, hostname, family, options, callback);
+    const now = clock.now();
+    // An answer past its TTL, with its refresh under way (a slow or failing
+    // server), is served as it is rather than make the connection wait.
+    if (entry.addresses !== null && (now < entry.expiresAt || (entry.pending !== null && entry.servable(now)))) {
+      process.nextTick(answer);
+    } else {
+      this.#resolve(entry).then(() => process.nextTick(answer));
+    }
+  };
+
+  /** The agent opened a socket to `host` through lookup(): keep its answer fresh. */
+  track(host) {
+    const entry = this.#entry(host.toLowerCase());
+    entry.users++;
+    this.#stopped = false;
+    // Without an answer yet, the socket's own lookup is about to ask, and
+    // the end of that query schedules the refresh.
+    if (entry.timer === null && entry.pending === null && entry.addresses !== null) this.#schedule(entry);
+  }
+
+  /** A socket tracked for `host` closed. */
+  untrack(host) {
+    const entry = this.#entries.get(host.toLowerCase());
+    if (entry === undefined || entry.users === 0) return;
+    entry.users--;
+    if (entry.users === 0 && entry.timer !== null) {
+      clearTimeout(entry.timer);
+      entry.timer = null;
+    }
+  }
+
+  /**
+   * Whether `address` (a socket's remoteAddress) has left the last
+   * successful answer for `host`: such a socket serves no further request.
+   */
+  left(host, address) {
+    const entry = this.#entries.get(host.toLowerCase());
+    if (entry === undefined || entry.current === null || typeof address !== 'string') return false;
+    return !entry.current.has(unmapped(address));
+  }
+
+  /** The agent retires `socket` (to `address`, which left `host`'s answer): published and logged. */
+  retiring(socket, host, address, wasFree) {
+    if (debug.enabled) debug('dns: %s: %s to %s, which left the answer, is retired', host, socket[SOCKET_NAME] ?? 'a socket', address);
+    if (channels.retire.hasSubscribers) {
+      publish(channels.retire, { agent: this.#agent, host, address, socket, free: wasFree });
+    }
+  }
+
+  /** Clears every timer (agent.destroy(), close()); a later track() starts again. */
+  stop() {
+    this.#stopped = true;
+    for (const entry of this.#entries.values()) {
+      if (entry.timer !== null) clearTimeout(entry.timer);
+      entry.timer = null;
+    }
+    // Queries of a resolver the caller shares are the caller's.
+    if (this.#ownResolver) this.#resolver.cancel();
+  }
+
+  /** The cached answers, `{ host: { addresses, source, ttlMs, expiresInMs, stale, sockets } }`. */
+  snapshot() {
+    const now = clock.now();
+    const hosts = {};
+    for (const entry of this.#entries.values()) {
+      if (entry.addresses === null) continue;
+      hosts[entry.key] = {
+        addresses: entry.addresses.map(copy),
+        source: entry.source,
+        ttlMs: entry.ttl,
+        expiresInMs: Math.max(0, Math.round(entry.expiresAt - now)),
+        stale: entry.stale,
+        sockets: entry.users,
+      };
+    }
+    return hosts;
+  }
+
+  // ---- answering a lookup ------------------------------------------------------
+
+  #answer(entry, hostname, family, options, callback) {
+    const now = clock.now();
+    if (!entry.servable(now)) {
+      callback(entry.error ?? new DnsNotFoundError(hostname));
+      return;
+    }
+    const all = options.all === true;
+    const hints = typeof options.hints === 'number' ? options.hints : 0;
+    let list = this.#addressesFor(entry, family, hints, now);
+    if (list.length === 0) {
+      callback(new DnsNotFoundError(hostname));
+      return;
+    }
+    list = ordered(list, options);
+    if (this.#settings.spread) list = rotated(list, entry.turn++);
+    if (all) callback(null, list);
+    else callback(null, list[0].address, list[0].family);
+  }
+
+  #addressesFor(entry, family, hints, now) {
+    const answer = entry.addresses;
+    if (family === 4) return answer.filter((a) => a.family === 4).map(copy);
+    if (family === 6) {
+      const v6 = answer.filter((a) => a.family === 6).map(copy);
+      if ((hints & dns.V4MAPPED) === 0 || (v6.length > 0 && (hints & dns.ALL) === 0)) return v6;
+      for (const a of answer) if (a.family === 4) v6.push({ address: `::ffff:${a.address}`, family: 6 });
+      return v6;
+    }
+    if ((hints & dns.ADDRCONFIG) === 0) return answer.map(copy);
+    // As getaddrinfo: a family no interface has is left out. Loopback
+    // interfaces do not count, but loopback answers are kept, so a name
+    // for 127.0.0.2 works on a machine with nothing else.
+    const configured = configuredFamilies(now);
+    return answer.filter((a) => configured[a.family] || isLoopback(a.address)).map(copy);
+  }
+
+  // ---- resolving -------------------------------------------------------------------
+
+  #entry(key) {
+    let entry = this.#entries.get(key);
+    if (entry === undefined) {
+      entry = new HostEntry(key);
+      this.#entries.set(key, entry);
+      if (this.#entries.size > IDLE_CAPACITY) this.#evictIdle();
+    }
+    return entry;
+  }
+
+  #evictIdle() {
+    for (const [key, entry] of this.#entries) {
+      if (entry.users === 0 && entry.pending === null) {
+        this.#entries.delete(key);
+        return;
+      }
+    }
+  }
+
+  /** The query under way for `entry`, or a new one; never rejects. */
+  #resolve(entry) {
+    if (entry.pending === null) {
+      entry.pending = this.#query(entry).finally(() => {
+        entry.pending = null;
+        if (entry.users > 0) this.#schedule(entry);
+      });
+    }
+    return entry.pending;
+  }
+
+  async #query(entry) {
+    const host = entry.key;
+    const started = clock.now();
+    let outcome = entry.system ? null : await this.#askResolver(host);
+    // The resolver cannot answer and there is nothing to serve instead: the
+    // system's lookup (search domains, /etc/hosts, localhost, mDNS...).
+    if (outcome === null || (outcome.error !== undefined && !entry.servable(clock.now()))) {
+      const system = await systemLookup(host);
+      if (system.error === undefined) {
+        if (outcome?.noRecords === true) entry.system = true;
+        outcome = { addresses: system.addresses, ttl: this.#settings.lookupTtl, source: 'lookup' };
+      } else {
+        outcome = { error: system.error, source: 'lookup' };
+      }
+    }
+    const now = clock.now();
+    if (outcome.error === undefined) this.#accept(entry, outcome, now);
+    else this.#failed(entry, outcome.error, now);
+    if (channels.lookup.hasSubscribers) {
+      publish(channels.lookup, {
+        agent: this.#agent,
+        host,
+        source: outcome.source,
+        addresses: outcome.error === undefined ? entry.addresses.map(copy) : null,
+        ttlMs: outcome.error === undefined ? entry.ttl : null,
+        error: outcome.error ?? null,
+        durationMs: now - started,
+      });
+    }
+  }
+
+  /**
+   * A and AAAA from the resolver: { addresses, ttl, source }, or { error,
+   * noRecords } where noRecords says the name has neither.
+   */
+  async #askResolver(host) {
+    const answers = await Promise.all([
+      ask(this.#resolver, 'resolve4', host),
+      ask(this.#resolver, 'resolve6', host),
+    ]);
+    const addresses = [];
+    let ttl = Infinity;
+    let error;
+    for (let i = 0; i < 2; i++) {
+      const answer = answers[i];
+      if (answer.error !== undefined) {
+        // One family failing fails the whole answer: half an answer would
+        // look like the other family's addresses had left.
+        if (!NO_RECORDS.has(answer.error.code)) return { error: answer.error, noRecords: false, source: 'dns' };
+        error ??= answer.error;
+        continue;
+      }
+      for (const record of answer.records) {
+        addresses.push({ address: record.address, family: i === 0 ? 4 : 6 });
+        if (record.ttl * 1000 < ttl) ttl = record.ttl * 1000;
+      }
+    }
+    if (addresses.length === 0) {
+      return { error: error ?? Object.assign(new Error(`queryA ENODATA ${host}`), { code: dns.NODATA, hostname: host }), noRecords: true, source: 'dns' };
+    }
+    return { addresses, ttl, source: 'dns' };
+  }
+
+  #accept(entry, { addresses, ttl, source }, now) {
+    const { minTtl, maxTtl, staleTtl } = this.#settings;
+    ttl = Math.min(Math.max(ttl, minTtl), maxTtl);
+    const previous = entry.current;
+    const wasStale = entry.stale;
+    entry.addresses = addresses;
+    entry.current = new Set(addresses.map((a) => a.address));
+    entry.source = source;
+    entry.ttl = ttl;
+    entry.expiresAt = now + ttl;
+    entry.staleUntil = now + ttl + staleTtl;
+    entry.stale = false;
+    entry.error = null;
+    // Most recently answered last: the idle ones evicted first are the oldest.
+    this.#entries.delete(entry.key);
+    this.#entries.set(entry.key, entry);
+    if (debug.enabled) {
+      debug('dns: %s is %s (%s, %d ms)%s', entry.key, addresses.map((a) => a.address).join(' '), source, ttl, wasStale ? ', answered again' : '');
+    }
+    if (previous === null) return;
+    const removed = [...previous].filter((address) => !entry.current.has(address));
+    const added = [...entry.current].filter((address) => !previous.has(address));
+    if (removed.length === 0 && added.length === 0) return;
+    if (debug.enabled) debug('dns: %s changed: %s left, %s came', entry.key, removed.join(' ') || 'none', added.join(' ') || 'none');
+    if (channels.change.hasSubscribers) {
+      publish(channels.change, { agent: this.#agent, host: entry.key, removed, added, addresses: addresses.map(copy) });
+    }
+    if (removed.length > 0) this.#onChange(entry.key, removed, addresses);
+  }
+
+  #failed(entry, error, now) {
+    if (!entry.servable(now)) {
+      entry.error = error;
+      if (entry.addresses !== null && debug.enabled) debug('dns: %s: no answer (%s) and the last one is past staleTtl', entry.key, error.code ?? error.message);
+      entry.expiresAt = 0;
+      return;
+    }
+    // Never retire on a failure: the last answer is served a while longer,
+    // and asked for again after a pause rather than by every new socket.
+    const retry = this.#retryDelay(entry);
+    const staleMs = now - (entry.staleUntil - this.#settings.staleTtl);
+    entry.stale = true;
+    entry.expiresAt = Math.min(now + retry, entry.staleUntil);
+    if (debug.enabled) {
+      debug('dns: %s: query failed (%s): the last answer is served for up to %d ms more', entry.key, error.code ?? error.message, Math.round(entry.staleUntil - now));
+    }
+    if (channels.stale.hasSubscribers) {
+      publish(channels.stale, {
+        agent: this.#agent,
+        host: entry.key,
+        addresses: entry.addresses.map(copy),
+        error,
+        staleMs: Math.max(0, Math.round(staleMs)),
+        remainingMs: Math.round(entry.staleUntil - now),
+      });
+    }
+  }
+
+  // ---- refreshing hosts in use ---------------------------------------------------
+
+  #retryDelay(entry) {
+    const { minTtl } = this.#settings;
+    return Math.max(minTtl, Math.min(entry.ttl || minTtl, RETRY_MAX));
+  }
+
+  /** (Re)arms the one refresh timer of a host in use, after a query or when first tracked. */
+  #schedule(entry) {
+    if (entry.timer !== null) clearTimeout(entry.timer);
+    entry.timer = null;
+    if (this.#stopped) return;
+    const now = clock.now();
+    const { minTtl } = this.#settings;
+    let delay;
+    if (entry.servable(now)) {
+      // Up to a tenth early, so that the hosts of one agent do not all ask
+      // at once and a lookup seldom finds the answer expired; never sooner
+      // than minTtl after the last query.
+      const left = entry.expiresAt - now;
+      delay = Math.max(left - Math.random() * Math.min(left / 10, 1000), minTtl);
+    } else {
+      delay = this.#retryDelay(entry);
+    }
+    entry.timer = setTimeout(DnsCache.#refresh, clock.timerDelay(delay), this, entry);
+    entry.timer.unref();
+  }
+
+  static #refresh(cache, entry) {
+    entry.timer = null;
+    if (entry.users > 0) cache.#resolve(entry);
+  }
+}
+
+// The host a connection's options were given our lookup for: set on core's
+// per-socket copy of the options (never the caller's), read when the agent
+// takes the socket on.
+const kDnsHost = Symbol('steady-agent.dnsHost');
+
+/**
+ * The agent's side of the option: which connections get the cache's lookup,
+ * which sockets follow which host, and which of them are retired when an
+ * address leaves a host's answer. lib/keep_alive.js makes one call here from
+ * each hook, only when the option is on.
+ */
+class AgentDns {
+  #agent;
+  #cache;
+  #retireFree;
+
+  /**
+   * @param {object} settings from dnsSettings()
+   * @param {object} agent
+   * @param {(socket: object, state: object) => void} retireFree takes a free
+   *   socket out of the pool and closes it (close reason 'dns')
+   */
+  constructor(settings, agent, retireFree) {
+    this.#agent = agent;
+    this.#retireFree = retireFree;
+    this.#cache = new DnsCache(settings, { agent, onChange: (host) => this.#changed(host) });
+  }
+
+  /**
+   * Core is about to connect with `options` (its own copy for this socket):
+   * give it the cache's lookup, unless the caller gave one, it is a Unix
+   * socket, or the host is an IP literal. A proxied request connects to the
+   * proxy (`proxy`: lib/proxy's routes, or null): the proxy's name is looked
+   * up, the target's is the proxy's business.
+   */
+  connecting(options, proxy) {
+    if (options.lookup != null || options.socketPath) return;
+    const host = proxy !== null && proxy.proxies(options) ? proxy.host : (options.host || 'localhost');
+    if (net.isIP(host) !== 0) return;
+    options.lookup = this.#cache.lookup;
+    options[kDnsHost] = host.toLowerCase();
+  }
+
+  /** The agent took on `socket`, created with `options`: it follows its host's answer. */
+  socketCreated(state, options) {
+    const host = options[kDnsHost];
+    if (host === undefined) return;
+    state.dnsHost = host;
+    this.#cache.track(host);
+  }
+
+  /** The socket connected: the address it will be judged by. */
+  connected(socket, state) {
+    state.remoteAddress = socket.remoteAddress ?? null;
+  }
+
+  /**
+   * Whether a socket that just finished a request must serve no other: its
+   * address left its host's answer. True means it is being retired
+   * (published and logged here).
+   */
+  retires(socket, state) {
+    if (state.dnsHost === null || !this.#cache.left(state.dnsHost, state.remoteAddress)) return false;
+    this.#cache.retiring(socket, state.dnsHost, state.remoteAddress, false);
+    return true;
+  }
+
+  /** A socket that followed a host closed. */
+  socketClosed(state) {
+    this.#cache.untrack(state.dnsHost);
+  }
+
+  /** Addresses left `host`'s answer: its free sockets to them close now. */
+  #changed(host) {
+    const agent = this.#agent;
+    const retired = [];
+    // Core's map, read directly: the free sockets of every pool of the host
+    // (one per port, TLS identity or proxy route).
+    for (const pool in agent.freeSockets) {
+      for (const socket of agent.freeSockets[pool]) {
+        const state = stateOf(socket);
+        if (state !== undefined && state.dnsHost === host && this.#cache.left(host, state.remoteAddress)) retired.push([socket, state]);
+      }
+    }
+    for (const [socket, state] of retired) {
+      this.#cache.retiring(socket, host, state.remoteAddress, true);
+      this.#retireFree(socket, state);
+    }
+  }
+
+  /** agent.destroy() or close(): no more refreshes. */
+  stop() {
+    this.#cache.stop();
+  }
+
+  /** getStats().dns */
+  snapshot() {
+    return this.#cache.snapshot();
+  }
+}
+
+const copy = ({ address, family }) => ({ address, family });
+
+/** By `order` (or the legacy `verbatim`), else dns's default result order. */
+function ordered(list, options) {
+  let order = options.order;
+  if (order === undefined) {
+    if (options.verbatim === true) order = 'verbatim';
+    else if (options.verbatim === false) order = 'ipv4first';
+    else order = dns.getDefaultResultOrder?.() ?? 'verbatim';
+  }
+  if (order === 'verbatim') return list;
+  const first = order === 'ipv6first' ? 6 : 4;
+  return [...list.filter((a) => a.family === first), ...list.filter((a) => a.family !== first)];
+}
+
+/** Each family's addresses turned by `turn`, in place of the family's own. */
+function rotated(list, turn) {
+  const result = list.slice();
+  for (const family of [4, 6]) {
+    const slots = [];
+    for (let i = 0; i < list.length; i++) if (list[i].family === family) slots.push(i);
+    for (let j = 0; j < slots.length; j++) result[slots[j]] = list[slots[(j + turn) % slots.length]];
+  }
+  return result;
+}
+
+function publish(channel, message) {
+  try {
+    channel.publish(message);
+  } catch {
+    // Node 18's publish() throws when a subscriber unsubscribes the last
+    // subscriber while being called; subscribers' own errors never get here.
+  }
+}
+
+module.exports = { AgentDns, DnsCache, dnsSettings, DEFAULTS, channels };

@@ -1,0 +1,89 @@
+'use strict';
+
+// The agent's side of the stale judgement (lib/stale_judgement.js): the facts
+// of a request that failed on one of its sockets, read from the socket, its
+// state and its request, and the marks written on the error the caller gets.
+//
+// The agent's socket listeners were added when the socket was created, before
+// core's (added each time a request takes the socket), so the agent sees a
+// failure first. An OS error (ECONNRESET, EPIPE) is emitted on the socket and
+// then, the same object, on the request: it is marked in the agent's 'error'
+// listener. Node's own 'socket hang up' is created by core's 'end' listener
+// (the server's FIN before a response) and emitted on the request only: the
+// agent's 'end' listener puts a one-shot 'error' listener in front of the
+// request's, which marks it before the caller's listeners see it. Nothing
+// runs on the path of a request that does not fail.
+//
+// After a stale collision the origin's free sockets that sat idle at least
+// as long are probably closed by the server too (after a restart, all of
+// them are): the agent closes them ('stale-peer'), so that a retry gets a
+// younger socket or a new connection, whatever the scheduling.
+const { judgeFailure } = require('./stale_judgement');
+const { stateOf } = require('./socket_state');
+const { SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
+
+/**
+ * The marks for the failure, now, of the request `socket` serves, or null:
+ * no request, a response already begun, a fresh socket. `knownLimitMs`: the
+ * origin's idle limit, announced or learned (undefined if none).
+ */
+function failureMarks(socket, state, now, knownLimitMs) {
+  const req = socket._httpMessage;
+  if (req == null || req.res != null) return null;
+  return judgeFailure({
+    requestsBefore: socket[SOCKET_REQUEST_FINISHED_COUNT],
+    idleMs: state.idleBeforeReuse,
+    sinceStartMs: now - state.requestStartedAt,
+    connectMs: state.connectMs,
+    responseBytes: socket.bytesRead - state.bytesReadWhenFreed,
+    knownLimitMs,
+    method: req.method,
+    idempotencyKey: req.getHeader('idempotency-key'),
+    xIdempotencyKey: req.getHeader('x-idempotency-key'),
+  });
+}
+
+/**
+ * Writes the marks on the error the caller will receive. Only new fields:
+ * `code`, `message` and the rest stay as they are. An error that is not an
+ * extensible object (a string, a frozen error) is left alone.
+ */
+function markError(err, marks) {
+  if (err === null || typeof err !== 'object' || !Object.isExtensible(err)) return false;
+  err.reusedSocket = marks.reusedSocket;
+  err.socketIdleMs = marks.socketIdleMs;
+  err.socketRequests = marks.socketRequests;
+  err.staleSocket = marks.staleSocket;
+  err.replayable = marks.replayable;
+  return true;
+}
+
+/**
+ * The request `socket` serves failed at `now`: marks `err`, or, where `err`
+ * is null, the next error the request emits (core's 'socket hang up'),
+ * before any listener of the caller's sees it. Returns the socket's idle
+ * time when the failure was stale (other sockets idle that long are
+ * suspect), or -1.
+ */
+function markFailure(socket, state, err, now, knownLimitMs) {
+  const marks = failureMarks(socket, state, now, knownLimitMs);
+  if (marks === null) return -1;
+  if (err !== null) markError(err, marks);
+  else socket._httpMessage.prependOnceListener('error', (error) => markError(error, marks));
+  return marks.staleSocket ? marks.socketIdleMs : -1;
+}
+
+/**
+ * The sockets of `free` (one pool's free list, or undefined) that have sat
+ * idle at least `idleMs` (-1: none) at `now`: after a stale collision after
+ * that idle time, probably closed by the server too.
+ */
+function idleAtLeast(free, idleMs, now) {
+  if (free === undefined || idleMs < 0) return [];
+  return free.filter((socket) => {
+    const state = stateOf(socket);
+    return state !== undefined && now - state.freedAt >= idleMs;
+  });
+}
+
+module.exports = { failureMarks, markError, markFailure, idleAtLeast };

@@ -1,0 +1,128 @@
+'use strict';
+
+// steady-agent/retry with the clients it serves (issue 24.3): a request lost
+// to a stale socket is sent again, once, at once, when it is replayable and
+// its body can be sent again; nothing else is. Real servers on loopback,
+// http and https, that reset or end a connection under a request and count
+// the requests they applied.
+const assert = require('node:assert/strict');
+const { Readable } = require('node:stream');
+const { PROTOCOLS } = require('./support/agents');
+const { closeAfterEach } = require('./support/cleanup');
+const { createResetServer } = require('./support/reset_server');
+const { loadRetryClients, RETRY_CLIENT_NAMES } = require('./support/retry_clients');
+const { delay } = require('./support/request');
+
+const IDLE = 30;
+// Beyond the stale window's ceiling (lib/stale_judgement.js).
+const SLOW = 1100;
+
+/**
+ * A server that answers every request "ok <method> <url>" and counts it as
+ * applied, except the second request of each connection, which it treats
+ * by `how`: 'reset' / 'end' before applying it (a connection it had closed
+ * while idle), or 'apply-then-reset' (applied, then the connection reset
+ * SLOW ms later, with no answer).
+ */
+function server(protocol, how) {
+  const applied = [];
+  const handle = createResetServer(protocol, (req, res, conn) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      if (conn.index === 2 && how !== 'apply-then-reset') {
+        if (how === 'reset') conn.reset();
+        else conn.end();
+        return;
+      }
+      applied.push(`${req.method} ${req.url} ${body}`.trim());
+      if (conn.index === 2) setTimeout(conn.reset, SLOW);
+      else res.end(`ok ${req.method} ${req.url}`);
+    });
+  });
+  return handle.then((h) => Object.assign(h, { applied }));
+}
+
+describe('steady-agent/retry with real clients', () => {
+  let clients;
+  before(async () => {
+    clients = await loadRetryClients();
+  });
+
+  for (const protocol of PROTOCOLS) {
+    for (const name of RETRY_CLIENT_NAMES) {
+      describe(`${name} (${protocol})`, () => {
+        const { keep, agentFor } = closeAfterEach();
+        let retries;
+        const retry = { onRetry: () => { retries++; } };
+        beforeEach(() => { retries = 0; });
+
+        /** A first request, IDLE ms idle, then `options`' request on the reused socket. */
+        async function second(srv, agent, options = {}) {
+          assert.equal((await clients[name](srv.url('/first'), { agent, retry })).status, 200);
+          await delay(IDLE);
+          return clients[name](srv.url('/second'), { agent, retry, ...options });
+        }
+
+        for (const how of ['reset', 'end']) {
+          it(`a GET lost to a stale socket (${how === 'reset' ? 'ECONNRESET' : 'socket hang up'}) is sent again once, and succeeds`, async () => {
+            const srv = keep(await server(protocol, how));
+            const res = await second(srv, agentFor(protocol));
+            assert.deepEqual(res, { status: 200, body: 'ok GET /second' });
+            assert.equal(retries, 1);
+            assert.deepEqual(srv.applied, ['GET /first', 'GET /second']);
+            assert.equal(srv.connections.length, 2);
+          });
+        }
+
+        it('a POST with an Idempotency-Key is sent again', async () => {
+          const srv = keep(await server(protocol, 'reset'));
+          const res = await second(srv, agentFor(protocol), { method: 'POST', headers: { 'Idempotency-Key': 'k-1' }, body: 'pay' });
+          assert.equal(res.status, 200);
+          assert.equal(retries, 1);
+          assert.deepEqual(srv.applied, ['GET /first', 'POST /second pay']);
+        });
+
+        it('a POST without a key is not sent again: the error reaches the caller', async () => {
+          const srv = keep(await server(protocol, 'reset'));
+          await assert.rejects(second(srv, agentFor(protocol), { method: 'POST', body: 'pay' }), (err) => {
+            assert.match(`${err.code} ${err.message}`, /ECONNRESET/);
+            return true;
+          });
+          assert.equal(retries, 0);
+          assert.deepEqual(srv.applied, ['GET /first']);
+        });
+
+        it('a server that applied the request and then reset the connection applies it once', async () => {
+          const srv = keep(await server(protocol, 'apply-then-reset'));
+          await Promise.all([
+            assert.rejects(second(srv, agentFor(protocol), { method: 'PUT', headers: { 'Idempotency-Key': 'k-2' }, body: 'v' })),
+            assert.rejects(second(srv, agentFor(protocol), { method: 'GET' })),
+          ]);
+          assert.equal(retries, 0);
+          assert.deepEqual(srv.applied.sort(), ['GET /first', 'GET /first', 'GET /second', 'PUT /second v']);
+        });
+
+        it('a keyed POST whose body is a stream is not sent again', async () => {
+          const srv = keep(await server(protocol, 'reset'));
+          const body = Readable.from([Buffer.from('pa'), Buffer.from('y')]);
+          await assert.rejects(second(srv, agentFor(protocol), {
+            method: 'POST',
+            headers: { 'Idempotency-Key': 'k-3', 'Content-Length': '3' },
+            body,
+          }));
+          assert.equal(retries, 0);
+          assert.deepEqual(srv.applied, ['GET /first']);
+        });
+
+        it('a failure on a fresh connection is not sent again', async () => {
+          const srv = keep(await createResetServer(protocol, (req, res, conn) => conn.reset()));
+          await assert.rejects(clients[name](srv.url('/'), { agent: agentFor(protocol), retry }));
+          assert.equal(retries, 0);
+          assert.equal(srv.connections.length, 1);
+        });
+      });
+    }
+  }
+});

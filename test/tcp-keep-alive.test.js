@@ -1,0 +1,143 @@
+'use strict';
+
+// TCP keep-alive probes on every socket from the moment it connects, http and
+// https: Node's tls.connect drops the keepAlive option before Node 26 and
+// late 24.x (nodejs/node#47137, fixed by #62004), so without the agent an
+// https socket has none until it first goes free; nor has any socket of an
+// agent with keepAlive: false.
+// The test reads the socket option back from the operating system: Linux
+// lists a keep-alive timer (timer code 2) for each connection that has
+// SO_KEEPALIVE set, in /proc/net/tcp, as `ss -tino` shows it
+// ("timer:(keepalive,...)").
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const { HttpAgent, HttpsAgent } = require('..');
+const { PROTOCOLS } = require('./support/agents');
+const { createHoldingServer, fixtures } = require('./support/servers');
+const { startProxy } = require('./support/proxy');
+const { request, waitFor } = require('./support/request');
+const { closeAfterEach } = require('./support/cleanup');
+
+// /proc/net/tcp "tr": the timer pending on the connection. While sent bytes
+// wait for their ACK (delayed up to 40 ms on loopback), the retransmit timer
+// shows instead of the keep-alive one.
+const RETRANSMIT_TIMER = 1;
+const KEEPALIVE_TIMER = 2;
+
+const hexPort = (port) => port.toString(16).toUpperCase().padStart(4, '0');
+
+/**
+ * The timer of the established TCP connection from `localPort` to
+ * `remotePort` (both on loopback; a local port may serve connections to
+ * several remote ones): { code, ticks } from /proc/net/tcp, where `ticks`
+ * (clock ticks) is the time left on it.
+ */
+function tcpTimer(localPort, remotePort) {
+  const local = `:${hexPort(localPort)}`;
+  const remote = `:${hexPort(remotePort)}`;
+  for (const line of fs.readFileSync('/proc/net/tcp', 'latin1').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    // sl local_address rem_address st ... tr:tm->when
+    if (fields[1]?.endsWith(local) && fields[2]?.endsWith(remote) && fields[3] === '01') {
+      const [code, when] = fields[5].split(':');
+      return { code: parseInt(code, 16), ticks: parseInt(when, 16) };
+    }
+  }
+  throw new Error(`no established connection from port ${localPort} to port ${remotePort}`);
+}
+
+/** The timer of a connection once every byte sent on it is acknowledged. */
+async function idleTimer(localPort, remotePort) {
+  let timer;
+  await waitFor(() => (timer = tcpTimer(localPort, remotePort)).code !== RETRANSMIT_TIMER);
+  return timer;
+}
+
+/** The same, for `socket`'s connection (the TCP one under TLS). */
+const timerOf = (socket) => idleTimer(socket.localPort, socket.remotePort);
+
+/** The one socket the agent holds, active (serving a request). */
+function activeSocket(agent) {
+  const [sockets] = Object.values(agent.sockets);
+  assert.equal(sockets?.length, 1);
+  return sockets[0];
+}
+
+describe('tcpKeepAlive option', () => {
+  it('is a boolean, true by default', () => {
+    assert.equal(new HttpAgent().options.tcpKeepAlive, true);
+    assert.equal(new HttpsAgent({ tcpKeepAlive: 'false' }).options.tcpKeepAlive, false);
+    assert.equal(new HttpAgent({ tcpKeepAlive: 0 }).options.tcpKeepAlive, false);
+    assert.throws(() => new HttpAgent({ tcpKeepAlive: 'no' }),
+      { name: 'InvalidOptionTypeError', code: 'ERR_INVALID_ARG_TYPE', option: 'tcpKeepAlive' });
+  });
+});
+
+describe('TCP keep-alive probes from the moment a socket connects', () => {
+  before(function () {
+    if (!fs.existsSync('/proc/net/tcp')) this.skip(); // Linux only: the OS's view of the socket
+  });
+
+  const { keep, agentFor } = closeAfterEach();
+
+  for (const protocol of PROTOCOLS) {
+    it(`on an active ${protocol.slice(0, -1)} socket, its first request still in flight, after keepAliveMsecs`, async () => {
+      const server = keep(await createHoldingServer(protocol));
+      const timers = {};
+      for (const keepAliveMsecs of [60000, 600000]) {
+        const agent = agentFor(protocol, { keepAliveMsecs });
+        const pending = request(server.url('/hold'), { agent });
+        await waitFor(() => server.held === 1);
+        timers[keepAliveMsecs] = await timerOf(activeSocket(agent));
+        server.release();
+        await pending;
+      }
+      assert.equal(timers[60000].code, KEEPALIVE_TIMER);
+      assert.equal(timers[600000].code, KEEPALIVE_TIMER);
+      // The delay is keepAliveMsecs, in ms (the system's default is two
+      // hours); /proc counts in USER_HZ ticks, 100 a second.
+      assert.ok(timers[600000].ticks > timers[60000].ticks, JSON.stringify(timers));
+      assert.ok(timers[600000].ticks <= 600000 / 10 && timers[60000].ticks <= 60000 / 10, JSON.stringify(timers));
+    });
+
+    it(`on an active ${protocol.slice(0, -1)} socket of an agent that keeps none alive (keepAlive: false)`, async () => {
+      const server = keep(await createHoldingServer(protocol));
+      const agent = agentFor(protocol, { keepAlive: false });
+      const pending = request(server.url('/hold'), { agent });
+      await waitFor(() => server.held === 1);
+      assert.equal((await timerOf(activeSocket(agent))).code, KEEPALIVE_TIMER);
+      server.release();
+      await pending;
+    });
+  }
+
+  for (const protocol of PROTOCOLS) {
+    it(`tcpKeepAlive: false sets none (${protocol.slice(0, -1)}, keepAlive: false, for which Node asks none either)`, async () => {
+      const server = keep(await createHoldingServer(protocol));
+      const agent = agentFor(protocol, { keepAlive: false, tcpKeepAlive: false });
+      const pending = request(server.url('/hold'), { agent });
+      await waitFor(() => server.held === 1);
+      assert.notEqual((await timerOf(activeSocket(agent))).code, KEEPALIVE_TIMER);
+      server.release();
+      await pending;
+    });
+  }
+
+  for (const proxyProtocol of PROTOCOLS) {
+    it(`through a CONNECT tunnel (${proxyProtocol.slice(0, -1)} proxy): on the connection to the proxy`, async () => {
+      const proxy = keep(await startProxy({ protocol: proxyProtocol }));
+      // The proxy sees the agent's port as the connection's remote port (an
+      // https server emits 'connection' for the TCP and the TLS socket).
+      const ports = new Set();
+      proxy.server.on('connection', (socket) => ports.add(socket.remotePort));
+      const server = keep(await createHoldingServer('https:'));
+      const agent = agentFor('https:', { proxy: proxy.url(), ca: fixtures.ca });
+      const pending = request(server.url('/hold'), { agent });
+      await waitFor(() => server.held === 1);
+      assert.equal(ports.size, 1, JSON.stringify({ ports: [...ports], connects: proxy.connects, accepted: proxy.accepted }));
+      assert.equal((await idleTimer([...ports][0], proxy.port)).code, KEEPALIVE_TIMER);
+      server.release();
+      await pending;
+    });
+  }
+});
