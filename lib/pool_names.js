@@ -16,7 +16,7 @@
 
 // Hosts kept at most; the map starts again when full. A client of many
 // origins gains nothing from a bigger one, and keeps no name per idle socket.
-const LIMIT = 256;
+const LIMIT = 128;
 
 class PoolNames {
   // host -> { port, name }: one port per host, the last one named.

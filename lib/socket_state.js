@@ -50,7 +50,9 @@ class SocketState {
     this.phase = PHASES.ACTIVE;
     // The phase it was in when the agent decided to close it.
     this.closingFrom = PHASES.ACTIVE;
-    this.connected = false;
+    // connected, learnedFrom, errored, removed and placeGivenUp: one bit each
+    // (see FLAGS below).
+    this.flags = 0;
     // Times are clock.now() (monotonic) ms. createdAt is for the TTL and the
     // lifetime (SOCKET_CREATED_TIME is wall-clock).
     this.createdAt = now;
@@ -86,19 +88,9 @@ class SocketState {
     this.handedTo = null;
     // 'agent' or 'server' once either closed it; null while open.
     this.closedBy = null;
-    // The server's close of it has been learned from (once per socket).
-    this.learnedFrom = false;
     // Why it closed, when the agent decided (lib/close_reasons.js); the first
     // decision stands.
     this.closeReason = null;
-    this.errored = false;
-    // Taken out of core's maps already (an active timeout): core's own
-    // removeSocket on 'close' has nothing left to do.
-    this.removed = false;
-    // Closed to make room under maxTotalSockets, its place in core's
-    // totalSocketCount given at once to a new socket: core's 'close' must
-    // not count it out a second time (lib/total_limit.js).
-    this.placeGivenUp = false;
     // For the reuse event: when it entered the pool if someone watched reuse
     // then; -1 if not; 0 when handed on without entering the pool
     // (lib/events.js).
@@ -210,6 +202,33 @@ class SocketState {
     if (this.closeReason === null) this.closeReason = reason;
   }
 }
+
+// A state is kept for every socket the agent holds, idle ones included, so
+// its yes/no facts are bits of one field (`flags`), not a field of 8 bytes
+// each; each reads and writes as a boolean property.
+const FLAGS = [
+  // It connected (or was connected when the agent took it on).
+  'connected',
+  // The server's close of it has been learned from (once per socket).
+  'learnedFrom',
+  // It emitted an error.
+  'errored',
+  // Taken out of core's maps already (an active timeout): core's own
+  // removeSocket on 'close' has nothing left to do.
+  'removed',
+  // Closed to make room under maxTotalSockets, its place in core's
+  // totalSocketCount given at once to a new socket: core's 'close' must not
+  // count it out a second time (lib/total_limit.js).
+  'placeGivenUp',
+];
+FLAGS.forEach((name, i) => {
+  const bit = 1 << i;
+  Object.defineProperty(SocketState.prototype, name, {
+    get() { return (this.flags & bit) !== 0; },
+    set(value) { this.flags = value ? this.flags | bit : this.flags & ~bit; },
+    configurable: true,
+  });
+});
 
 /** The state of a socket the agent took on, or undefined. */
 function stateOf(socket) {

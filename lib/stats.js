@@ -9,6 +9,21 @@
 
 const IDLE_CAPACITY = 1000;
 
+// Every wait behind maxSockets that ended, whatever ended it (a socket,
+// queueTimeout, the caller or destroy()), and how each request without a
+// socket ended.
+class QueueStats {
+  count = 0;
+  sum = 0;
+  max = 0;
+  queueFull = 0;
+  queueTimeouts = 0;
+  refusedAfterClose = 0;
+  leftQueue = 0;
+}
+
+const NO_QUEUE = Object.freeze(new QueueStats());
+
 class OriginStats {
   // Live state: what keeps the entry from being dropped.
   open = 0; // sockets created and not yet closed
@@ -26,16 +41,10 @@ class OriginStats {
   closeReasons = null;
   announced = null; // ms, the server's last Keep-Alive: timeout
   learned = null; // ms, the idle limit the agent learned
-  // Every wait behind maxSockets that ended, whatever ended it (a socket,
-  // queueTimeout, the caller or destroy()), and how each request without a
-  // socket ended.
-  queueCount = 0;
-  queueSum = 0;
-  queueMax = 0;
-  queueFull = 0;
-  queueTimeouts = 0;
-  refusedAfterClose = 0;
-  leftQueue = 0;
+  // The queue's counts (QueueStats), made at the origin's first request
+  // without a socket at once: most origins never queue one, and a client of
+  // many origins holds an entry per idle socket.
+  queue = null;
 
   /**
    * @param {string} origin the pool name
@@ -64,9 +73,10 @@ class OriginStats {
   /** A queued request left the queue after `ms`. */
   waited(ms) {
     this.waiting--;
-    this.queueCount++;
-    this.queueSum += ms;
-    if (ms > this.queueMax) this.queueMax = ms;
+    const queue = this.queue ??= new QueueStats();
+    queue.count++;
+    queue.sum += ms;
+    if (ms > queue.max) queue.max = ms;
   }
 
   /**
@@ -75,13 +85,14 @@ class OriginStats {
    * null for a request that never joined it.
    */
   noSocket(counter, waitedMs) {
-    this[counter]++;
+    (this.queue ??= new QueueStats())[counter]++;
     if (waitedMs !== null) this.waited(waitedMs);
   }
 
   /** The public view: counts of the agent's pools plus our counters, all copies. */
   toJSON(agent) {
     const origin = this.origin;
+    const queue = this.queue ?? NO_QUEUE;
     return {
       active: agent.sockets[origin]?.length ?? 0,
       free: agent.freeSockets[origin]?.length ?? 0,
@@ -94,11 +105,11 @@ class OriginStats {
       timeouts: this.timeouts,
       closeReasons: this.closeReasons === null ? {} : Object.fromEntries(this.closeReasons),
       serverIdleTimeout: { announced: this.announced, learned: this.learned },
-      queueWaitMs: { count: this.queueCount, sum: this.queueSum, max: this.queueMax },
-      queueFull: this.queueFull,
-      queueTimeouts: this.queueTimeouts,
-      refusedAfterClose: this.refusedAfterClose,
-      leftQueue: this.leftQueue,
+      queueWaitMs: { count: queue.count, sum: queue.sum, max: queue.max },
+      queueFull: queue.queueFull,
+      queueTimeouts: queue.queueTimeouts,
+      refusedAfterClose: queue.refusedAfterClose,
+      leftQueue: queue.leftQueue,
     };
   }
 }

@@ -62,6 +62,22 @@ describe('SocketState', () => {
     assert.deepEqual(Object.keys(state), keys);
   });
 
+  it('keeps each yes/no fact apart, as a boolean', () => {
+    const { state } = fresh();
+    const facts = ['connected', 'learnedFrom', 'errored', 'removed', 'placeGivenUp'];
+    for (const fact of facts) {
+      state[fact] = true;
+      for (const other of facts) assert.equal(state[other], other === fact, `${other} after ${fact} = true`);
+      state[fact] = false;
+      for (const other of facts) assert.equal(state[other], false);
+    }
+    state.errored = true;
+    state.removed = true;
+    state.errored = false;
+    assert.equal(state.removed, true);
+    assert.equal(state.errored, false);
+  });
+
   it('adds one property to the socket, once', () => {
     const socket = { [SOCKET_REQUEST_COUNT]: 1, [SOCKET_REQUEST_FINISHED_COUNT]: 0 };
     const before = Reflect.ownKeys(socket).length;
