@@ -27,6 +27,8 @@ const CHARTS = {
   'client-cost': { measures: [{ column: /^CPU µs\/req/, axis: 'client CPU µs per request, median', better: 'lower' }] },
   'https-cost': { measures: [{ column: /^CPU µs\/req/, axis: 'client CPU µs per request, median', better: 'lower' }] },
   instructions: {
+    // The table titles head their panels (protocol, requests in flight).
+    subtitle: 'Counted by valgrind (callgrind) in the client process, one request in flight and 50, http and https',
     groupByTable: true,
     measures: [{ column: /^instructions\/req$/, axis: 'client instructions per request', better: 'lower' }],
   },
