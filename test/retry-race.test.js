@@ -32,12 +32,16 @@ describe(`steady-agent/retry against the hintless race server (${LIMIT} ms limit
     clients = await loadRetryClients();
     server = await startServer('race-server', { hint: 0, idle: LIMIT });
     network = await startServer('delay-proxy', { targetPort: server.port, delay: LATENCY });
-    // Each client's code compiled once before its timing matters.
-    const agent = new HttpAgent();
-    try {
-      for (const name of RETRY_CLIENT_NAMES) await clients[name](`http://127.0.0.1:${network.port}/`, { agent });
-    } finally {
-      agent.destroy();
+    // Each client's code compiled once before its timing matters, each on
+    // an agent of its own: one agent shared by them all could, on a slow
+    // machine, reuse a socket the server had just closed, unretried.
+    for (const name of RETRY_CLIENT_NAMES) {
+      const agent = new HttpAgent();
+      try {
+        await clients[name](`http://127.0.0.1:${network.port}/`, { agent });
+      } finally {
+        agent.destroy();
+      }
     }
   });
 
