@@ -45,6 +45,7 @@
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,node-keepalive node benchmark/instructions.js
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,steady-agent-watched node benchmark/instructions.js
 //   BENCH_IC_A=500 BENCH_IC_B=2500 node benchmark/instructions.js
+//   BENCH_IC_RUNS=3 BENCH_IC_INFLIGHT=50 BENCH_PROTOCOLS=https node benchmark/instructions.js   (lowest of 3: see measureBest)
 //   BENCH_IC_PROFILE_DIR=/tmp/cg BENCH_IC_INFLIGHT=50 node benchmark/instructions.js   (keeps the profiles:
 //     node benchmark/callgrind-diff.js /tmp/cg steady-agent node-keepalive http 50)
 //   benchmark/compare-instructions.sh main HEAD      (two commits, same harness)
@@ -458,13 +459,36 @@ function runsIn(candidate, mode) {
   return mode.sockets === mode.inFlight || candidate.keepAlive !== false;
 }
 
+/**
+ * BENCH_IC_RUNS pairs per agent, and the one with the fewest instructions per
+ * request. Over https at 50 in flight the count is bimodal: in some runs
+ * (2 of 10 for steady-agent, 2 of 4 for Node's agent) a function V8 compiled
+ * with TurboFan in the others stays in its baseline tier through part of the
+ * measured window (more `*_Baseline` builtins and IC calls in the profile),
+ * and the figure rises by 4-7% (steady-agent 185.0k-185.5k, or 193.2k and
+ * 198.6k; Node's 221.5k-221.6k, or 227.8k and 231.1k). The lowest of three
+ * is the all-optimized figure. http, and one in flight, showed no such runs.
+ */
+async function measureBest(candidate, options, runs) {
+  let best = null;
+  const perRequest = [];
+  for (let i = 0; i < runs; i++) {
+    const result = await measure(candidate, options);
+    perRequest.push(result.perRequest);
+    if (runs > 1) console.log(`${candidate.id} run ${i + 1} of ${runs}: ${count(Math.round(result.perRequest))} per request`);
+    if (best === null || result.perRequest < best.perRequest) best = result;
+  }
+  return { ...best, runs: perRequest };
+}
+
 async function measureMode(protocol, mode, list) {
   const counts = countsFor(mode);
+  const runs = Math.max(1, Math.round(envNumber('BENCH_IC_RUNS', 1)));
   const results = new Map();
   const measured = list.filter((candidate) => runsIn(candidate, mode));
   for (const candidate of measured) {
     console.log(`${candidate.id}: measuring (${protocol}, ${mode.label})…`);
-    const result = await measure(candidate, { protocol, mode, counts });
+    const result = await measureBest(candidate, { protocol, mode, counts }, runs);
     results.set(candidate.id, result);
     // compare-instructions.sh reads these lines.
     console.log(`${candidate.id}: ${count(Math.round(result.perRequest))} instructions/req (${protocol}, ${mode.label}; `
@@ -528,6 +552,7 @@ async function main() {
       inFlight: modes.map((mode) => mode.id).join('+'),
       ...Object.fromEntries([...modeCounts].flatMap(([mode, counts]) => Object.entries(counts).map(([key, value]) => [`${key}@${mode.id}`, value]))),
       maxSockets: modes.map((mode) => mode.sockets).join('+'),
+      runs: Math.max(1, Math.round(envNumber('BENCH_IC_RUNS', 1))),
       protocols: protocols.join('+'),
     },
     tables,
