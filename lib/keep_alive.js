@@ -301,8 +301,8 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
       const state = attachState(socket, new SocketState(socket, this, pool, options, this.#events.origin(pool, options), clock.now()));
-      // One flat string (join): a template makes a tree of strings, some 30
-      // bytes more on every socket.
+      // One flat string (join): a template makes a tree of three or four
+      // strings where one will do, 30 to 70 bytes more on every socket.
       socket[SOCKET_NAME] = ['sock[', this[CREATE_ID](), '#', pool, ']'].join('');
       socket[SOCKET_CREATED_TIME] = Date.now();
       socket[SOCKET_REQUEST_COUNT] = 1;
