@@ -49,6 +49,19 @@ const NO_POOLS = Object.freeze({ __proto__: null });
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
 const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
 
+/**
+ * `name` (a tree of strings: concatenated) as one flat string, one byte a
+ * character where it can be: the tree costs 30 to 70 bytes more on every
+ * socket; join makes one string, but on Node 20 a two-byte one (36 bytes
+ * more for a typical name) once the pool name has been a key of core's
+ * maps. normalize() returns a one-byte string flat, as it is; a name it
+ * would change (decomposed characters in a host name) stays as it was.
+ */
+function flatName(name) {
+  const flat = name.normalize();
+  return flat === name ? flat : name;
+}
+
 /** The options a direct createConnection call names its socket's pool by, in any argument form. */
 function connectionOptions(args) {
   const [port, host] = args;
@@ -76,6 +89,9 @@ function keepAlive(Base, { name, getName: naming }) {
     // Set while core's createSocket runs, until its createConnection call
     // (see createSocket).
     #creating = null;
+    // The socket core's createSocket has just set up (its listeners are on
+    // it), while INIT_SOCKET takes it on.
+    #fromCore = null;
     // agent.freeSockets while an expired socket's 'timeout' is emitted (see
     // #emitTimeout), or null.
     #hiddenPools = null;
@@ -244,7 +260,12 @@ function keepAlive(Base, { name, getName: naming }) {
           if (err) {
             if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
           } else {
-            this[INIT_SOCKET](socket, creation.options);
+            this.#fromCore = socket;
+            try {
+              this[INIT_SOCKET](socket, creation.options);
+            } finally {
+              this.#fromCore = null;
+            }
           }
           made();
           callback(err, socket);
@@ -301,9 +322,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
       const state = attachState(socket, new SocketState(socket, this, pool, options, this.#events.origin(pool, options), clock.now()));
-      // One flat string (join): a template makes a tree of three or four
-      // strings where one will do, 30 to 70 bytes more on every socket.
-      socket[SOCKET_NAME] = ['sock[', this[CREATE_ID](), '#', pool, ']'].join('');
+      socket[SOCKET_NAME] = flatName('sock[' + this[CREATE_ID]() + '#' + pool + ']');
       socket[SOCKET_CREATED_TIME] = Date.now();
       socket[SOCKET_REQUEST_COUNT] = 1;
       socket[SOCKET_REQUEST_FINISHED_COUNT] = 0;
@@ -314,11 +333,13 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#shutdown.opened();
       if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
       this.#events.socketCreated(socket, state);
-      KeepAliveAgent.#watch(socket, state);
+      KeepAliveAgent.#watch(socket, state, this.#fromCore === socket);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
 
-    static #watch(socket, state) {
+    // `fromCore`: core's createSocket set the socket up, and its own
+    // 'agentRemove' listener tells the agent of an upgrade (removeSocket).
+    static #watch(socket, state, fromCore) {
       if (socket.encrypted) socket.once('secureConnect', KeepAliveAgent.#onConnect);
       else if (socket.connecting) socket.once('connect', KeepAliveAgent.#onConnect);
       else state.connected = true;
@@ -327,7 +348,7 @@ function keepAlive(Base, { name, getName: naming }) {
       socket.on('close', KeepAliveAgent.#onClose);
       socket.on('end', KeepAliveAgent.#onEnd);
       // on, not once: a once wrapper would stay on every idle socket.
-      socket.on('agentRemove', KeepAliveAgent.#onAgentRemove);
+      if (!fromCore) socket.on('agentRemove', KeepAliveAgent.#onAgentRemove);
     }
 
     // Listeners shared by all sockets; `this` is the socket.
@@ -344,18 +365,24 @@ function keepAlive(Base, { name, getName: naming }) {
     // The socket leaves the agent (an HTTP upgrade): the new owner handles it
     // from now on. 'close' stays, so the socket still counts as closed. Core
     // also emits 'agentRemove' when it destroys a free socket after an error:
-    // that one is closing in the agent's hands, not leaving them.
+    // that one is closing in the agent's hands, not leaving them. Only on a
+    // socket core did not set up: on core's, its own listener tells
+    // removeSocket, and a second listener would make an array on every
+    // socket.
     static #onAgentRemove() {
       this.removeListener('agentRemove', KeepAliveAgent.#onAgentRemove); // once
       const state = stateOf(this);
-      if (state.idle) return;
+      if (!state.idle) state.agent.#handOver(this, state);
+    }
+
+    #handOver(socket, state) {
       state.upgrade(CLOSE_REASONS.UPGRADE); // observability
-      state.agent.#shutdown.left();
-      this.removeListener('secureConnect', KeepAliveAgent.#onConnect);
-      this.removeListener('connect', KeepAliveAgent.#onConnect);
-      this.removeListener('timeout', KeepAliveAgent.#onTimeout);
-      this.removeListener('error', KeepAliveAgent.#onError);
-      this.removeListener('end', KeepAliveAgent.#onEnd);
+      this.#shutdown.left();
+      socket.removeListener('secureConnect', KeepAliveAgent.#onConnect);
+      socket.removeListener('connect', KeepAliveAgent.#onConnect);
+      socket.removeListener('timeout', KeepAliveAgent.#onTimeout);
+      socket.removeListener('error', KeepAliveAgent.#onError);
+      socket.removeListener('end', KeepAliveAgent.#onEnd);
     }
 
     // ---- active -> free, or straight to a queued request ---------------------
@@ -621,12 +648,17 @@ function keepAlive(Base, { name, getName: naming }) {
       socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
     }
 
-    // Core calls this on every 'close' (and when it pools a socket). Once
-    // more for a socket already removed would start a second socket for the
-    // same queue, beyond maxSockets.
+    // Core calls this on every 'close', when it pools a socket, and from its
+    // 'agentRemove' listener. Once more for a socket already removed would
+    // start a second socket for the same queue, beyond maxSockets.
     removeSocket(socket, options) {
-      if (stateOf(socket)?.removed === true) return;
+      const state = stateOf(socket);
+      if (state?.removed === true) return;
       super.removeSocket(socket, options);
+      // Still open and serving its request: core's 'agentRemove' listener
+      // (an HTTP upgrade took the socket). Pooling, core has detached the
+      // request; a close, or an error on a free socket, destroyed it.
+      if (state !== undefined && state.phase === PHASES.ACTIVE && socket._httpMessage != null && !socket.destroyed) this.#handOver(socket, state);
     }
 
     #socketErrored(socket, err) {
