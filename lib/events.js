@@ -83,12 +83,10 @@ function onWarning(warning) {
 
 class PoolEvents {
   #agent;
-  #scheme;
   #origins = new OriginTable();
 
   constructor(agent) {
     this.#agent = agent;
-    this.#scheme = agent.protocol === 'https:' ? 'https' : 'http';
     if (!watchingWarnings) {
       watchingWarnings = true;
       process.on('warning', onWarning);
@@ -97,7 +95,7 @@ class PoolEvents {
 
   #use(pool, options) {
     // Core's request options always name the host and port.
-    return this.#origins.use(pool, options.host, Number(options.port), this.#scheme);
+    return this.#origins.use(pool, options.host, Number(options.port));
   }
 
   #publish(channel, message, entry, socket) {
@@ -219,7 +217,7 @@ class PoolEvents {
   /** Core queued `req` in `pool` (it found no socket and may open no more). */
   requestQueued(req, pool, options) {
     const entry = this.#use(pool, options);
-    entry.waiting++;
+    entry.queued();
     req[kQueued] = { events: this, entry, at: now() };
     req.once('socket', PoolEvents.#onDequeued);
     req.once('close', PoolEvents.#onClosedWhileQueued);

@@ -13,6 +13,7 @@ const IDLE_CAPACITY = 1000;
 // queueTimeout, the caller or destroy()), and how each request without a
 // socket ended.
 class QueueStats {
+  waiting = 0; // requests queued behind maxSockets now
   count = 0;
   sum = 0;
   max = 0;
@@ -25,9 +26,10 @@ class QueueStats {
 const NO_QUEUE = Object.freeze(new QueueStats());
 
 class OriginStats {
-  // Live state: what keeps the entry from being dropped.
-  open = 0; // sockets created and not yet closed
-  waiting = 0; // requests queued behind maxSockets
+  // Live state, what keeps the entry from being dropped: sockets created
+  // and not yet closed, the requests queued (queue.waiting) and a learned
+  // limit.
+  open = 0;
   // Counters, as getStats() reports them.
   socketsCreated = 0;
   socketsClosed = 0;
@@ -43,24 +45,27 @@ class OriginStats {
   learned = null; // ms, the idle limit the agent learned
   // The queue's counts (QueueStats), made at the origin's first request
   // without a socket at once: most origins never queue one, and a client of
-  // many origins holds an entry per idle socket.
+  // many origins holds an entry per idle socket (so does every field here).
   queue = null;
 
   /**
    * @param {string} origin the pool name
    * @param {string} host the server's host, as the request named it
    * @param {number} port
-   * @param {string} scheme 'http' or 'https'
    */
-  constructor(origin, host, port, scheme) {
+  constructor(origin, host, port) {
     this.origin = origin;
     this.host = host;
     this.port = port;
-    this.scheme = scheme;
   }
 
   get live() {
-    return this.open > 0 || this.waiting > 0 || this.learned !== null;
+    return this.open > 0 || this.learned !== null || (this.queue !== null && this.queue.waiting > 0);
+  }
+
+  /** A request was queued behind maxSockets. */
+  queued() {
+    (this.queue ??= new QueueStats()).waiting++;
   }
 
   closed(reason) {
@@ -72,8 +77,8 @@ class OriginStats {
 
   /** A queued request left the queue after `ms`. */
   waited(ms) {
-    this.waiting--;
-    const queue = this.queue ??= new QueueStats();
+    const queue = this.queue;
+    queue.waiting--;
     queue.count++;
     queue.sum += ms;
     if (ms > queue.max) queue.max = ms;
@@ -129,10 +134,10 @@ class OriginTable {
   get(origin) { return this.#entries.get(origin); }
 
   /** The entry for `origin`, made if needed, and no longer settled: the caller is about to make it live. */
-  use(origin, host, port, scheme) {
+  use(origin, host, port) {
     let entry = this.#entries.get(origin);
     if (entry === undefined) {
-      entry = new OriginStats(origin, host, port, scheme);
+      entry = new OriginStats(origin, host, port);
       this.#entries.set(origin, entry);
     } else if (this.#settled.size > 0) {
       this.#settled.delete(origin);
