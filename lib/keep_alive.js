@@ -12,7 +12,7 @@
 // proxy support) keep working on every Node version.
 const debug = require('debug')('steady-agent');
 const { normalizeOptions, agentOptions } = require('./options');
-const { statusSnapshot, takeStatusChanged } = require('./status');
+const { initCounters, statusSnapshot, takeStatusChanged } = require('./status');
 const { freeTimeout } = require('./server_limits');
 const { IdleLearning } = require('./idle_learning');
 const { whyNotReusable, whyRetired } = require('./reuse_check');
@@ -29,9 +29,10 @@ const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
 const { ConnectionSetup } = require('./connection_setup');
-const { placeFor, othersWaiting } = require('./total_limit');
+const { placeFor, givePlaceUp, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
-const { markFailure, idleAtLeast } = require('./stale_marks');
+const { ExpiredTimeout } = require('./timeout_event');
+const { markFailure } = require('./stale_marks');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -41,10 +42,6 @@ const {
   SOCKET_REQUEST_COUNT,
   SOCKET_REQUEST_FINISHED_COUNT,
 } = require('./constants');
-
-// What core's 'timeout' listener searches while an expired socket's
-// 'timeout' is emitted (see #emitTimeout).
-const NO_POOLS = Object.freeze({ __proto__: null });
 
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
 const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
@@ -76,27 +73,13 @@ function keepAlive(Base, { name, getName: naming }) {
     // Set while core's createSocket runs, until its createConnection call
     // (see createSocket).
     #creating = null;
-    // agent.freeSockets while an expired socket's 'timeout' is emitted (see
-    // #emitTimeout), or null.
-    #hiddenPools = null;
+    // The 'timeout' emitted on an expired socket (lib/timeout_event.js).
+    #expiredTimeout = new ExpiredTimeout();
     // Core's http pool names, kept (lib/pool_names.js); https pools are
     // named by `naming`.
     #poolNames = naming === undefined ? new PoolNames() : null;
     #coreName = (options) => super.getName(options);
 
-    // agentkeepalive's counters: plain numbers a monitoring loop may reset.
-    createSocketCount = 0;
-    createSocketErrorCount = 0;
-    closeSocketCount = 0;
-    errorSocketCount = 0;
-    timeoutSocketCount = 0;
-    requestCount = 0;
-    createSocketCountLastCheck = 0;
-    createSocketErrorCountLastCheck = 0;
-    closeSocketCountLastCheck = 0;
-    errorSocketCountLastCheck = 0;
-    timeoutSocketCountLastCheck = 0;
-    requestCountLastCheck = 0;
     // Proxy routing (lib/proxy), or null: without a proxy, one null check per hook.
     #proxy = null;
     // diagnostics_channel events and getStats() (lib/events.js).
@@ -116,6 +99,7 @@ function keepAlive(Base, { name, getName: naming }) {
     constructor(options) {
       const config = normalizeOptions(options);
       super(config);
+      initCounters(this); // agentkeepalive's counters (lib/status.js)
       // Our own settings; freeSocketTimeout and socketActiveTTL change when
       // the caller writes them to agent.options.
       this.#config = { ...config };
@@ -126,7 +110,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
       if (config.dns !== undefined) {
         const { AgentDns } = require('./dns');
-        this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retireFree(socket, state));
+        this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retire(socket, state, CLOSE_REASONS.DNS));
       }
       this[CURRENT_ID] = 0;
     }
@@ -336,7 +320,7 @@ function keepAlive(Base, { name, getName: naming }) {
       state.connect(clock.now());
       if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
     }
-    static #onEnd() { stateOf(this).agent.#judgeFailure(this, null); }
+    static #onEnd() { stateOf(this).agent.#requestFailed(this, null); }
     static #onTimeout() { stateOf(this).agent.#timeoutEvent(this); }
     static #onError(err) { stateOf(this).agent.#socketErrored(this, err); }
     static #onClose() { stateOf(this).agent.#socketClosed(this); }
@@ -559,39 +543,13 @@ function keepAlive(Base, { name, getName: naming }) {
      */
     #expireFree(socket, state) {
       this.#events.socketTimedOut(state);
-      this.#removeFromPool(socket, state);
-      this.#close(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
-      this.#emitTimeout(socket);
-    }
-
-    // Core's own 'timeout' listener, the first on every socket its
-    // createSocket made, destroys the socket if it finds it in
-    // agent.freeSockets, searching pool after pool (Object.keys, then
-    // includes on each). An expired socket has left its pool already, so
-    // the search visits every pool in vain, once per expired socket: with
-    // thousands of origins, most of what expiring them cost. Core's listener
-    // gets an empty map to search instead; our own listener, next in line,
-    // puts the agent's back (#restorePools), so the caller's listeners see
-    // agent.freeSockets as it is.
-    #emitTimeout(socket) {
-      this.#hiddenPools = this.freeSockets;
-      this.freeSockets = NO_POOLS;
-      try {
-        socket.emit('timeout');
-      } finally {
-        this.#restorePools();
-      }
-    }
-
-    #restorePools() {
-      if (this.#hiddenPools === null) return;
-      this.freeSockets = this.#hiddenPools;
-      this.#hiddenPools = null;
+      this.#retire(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
+      this.#expiredTimeout.emit(this, socket);
     }
 
     // The socket's own 'timeout' (socket.setTimeout: the active timeout).
     #timeoutEvent(socket) {
-      this.#restorePools();
+      this.#expiredTimeout.restore(this);
       const state = stateOf(socket);
       // The 'timeout' #expireFree emits on a socket it has closed.
       if (state.closedBy === 'agent' || state.learnedFrom) return;
@@ -599,8 +557,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // A free socket on a timer of its own (a subclass's keepSocketAlive
       // armed one): its 'timeout' is being emitted already.
       if (state.idle) {
-        this.#removeFromPool(socket, state);
-        this.#close(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
+        this.#retire(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
         return;
       }
       // The caller listening for 'timeout' on its request decides itself. The
@@ -639,7 +596,7 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#removeFromPool(socket, state);
         return;
       }
-      this.#judgeFailure(socket, err);
+      this.#requestFailed(socket, err);
       if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learning.collision(socket, state, clock.now());
       // Anywhere else, counting must hide nothing: the error is the caller's,
       // as it would be without the agent. Our listener is the only one when
@@ -658,15 +615,12 @@ function keepAlive(Base, { name, getName: naming }) {
     // that core's 'end' listener, after ours, is about to create (err null).
     // Its error is marked; after a stale collision the free sockets idle as
     // long close, so a retry gets a younger socket (lib/stale_marks.js).
-    #judgeFailure(socket, err) {
+    #requestFailed(socket, err) {
       const state = stateOf(socket);
       if (state.idle || state.closedBy === 'agent') return;
-      const now = clock.now();
-      const idleMs = markFailure(socket, state, err, now, state.serverTimeout ?? this.#learning.limitOf(state.pool));
-      for (const older of idleAtLeast(this.freeSockets[state.pool], idleMs, now)) {
-        this.#removeFromPool(older, stateOf(older));
-        this.#close(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
-      }
+      const knownLimit = state.serverTimeout ?? this.#learning.limitOf(state.pool);
+      const stale = markFailure(socket, state, err, clock.now(), knownLimit, this.freeSockets[state.pool]);
+      for (const older of stale) this.#retire(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
     }
 
     #socketClosed(socket) {
@@ -694,31 +648,22 @@ function keepAlive(Base, { name, getName: naming }) {
       if (state.phase !== 'upgraded') this.#shutdown.left();
     }
 
-    // dns: a free socket whose address left its host's answer.
-    #retireFree(socket, state) {
+    // A free socket closes before its time: out of the pool, then destroyed.
+    #retire(socket, state, reason) {
       this.#removeFromPool(socket, state);
-      this.#close(socket, state, CLOSE_REASONS.DNS);
+      this.#close(socket, state, reason);
     }
 
-    /**
-     * Closes the idle socket (of another origin, or a probe) used least
-     * recently, so that the request core is about to queue for want of a
-     * place under maxTotalSockets opens a socket at once (lib/total_limit.js).
-     */
+    // Every place under maxTotalSockets is taken, and core is about to queue
+    // a request of `pool`: an idle socket of another origin, or a probe,
+    // gives its place up (lib/total_limit.js).
     #makeRoom(pool) {
       const socket = placeFor(this, pool, this.#learning.probes());
       if (socket === null) return;
       const state = stateOf(socket);
-      this.#removeFromPool(socket, state);
       this.#learning.closed(socket, state); // a probe no longer
-      // Core's count, touched directly: core counts a socket out only on its
-      // 'close', a tick or more after destroy(), and decides on this request
-      // now. Its removeSocket on that 'close' must then start no socket for a
-      // queued request: the place is this request's already.
-      this.totalSocketCount--;
-      state.placeGivenUp = true;
-      state.removed = true;
-      this.#close(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
+      givePlaceUp(this, state);
+      this.#retire(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
     }
 
     #close(socket, state, reason) {
@@ -741,44 +686,15 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     /**
-     * Closes every socket, as core's agent does: a request still waiting for
-     * its response fails with 'socket hang up' (ECONNRESET); one whose
-     * response has arrived sees no request error (a body cut short shows on
-     * the response). Requests queued behind maxSockets are served, as core's
-     * agent and agentkeepalive serve them: core opens a new connection for
-     * them as each destroyed socket closes. During close(), which opens no
-     * new connection, they fail with ERR_AGENT_DESTROYED instead. As with
-     * core's agent, a request made afterwards opens a new socket.
+     * Closes every socket, as core's agent does; requests queued behind
+     * maxSockets are served on new connections, as core's agent serves them
+     * (during close(), they fail: lib/shutdown.js).
      */
     destroy() {
-      // Only a closing agent gives up its queue: otherwise core's
-      // removeSocket, on each socket's 'close', starts a new connection for it.
-      if (this.#shutdown.closing) {
-        const queued = this.requests;
-        for (const pool of Object.keys(queued)) {
-          const requests = queued[pool];
-          delete queued[pool];
-          for (const req of requests) req.onSocket(null, new AgentDestroyedError());
-        }
-      }
-      for (const map of [this.sockets, this.freeSockets]) {
-        for (const pool of Object.keys(map)) {
-          for (const socket of map[pool]) stateOf(socket)?.close(CLOSE_REASONS.DESTROY);
-        }
-      }
-      // A connection still opening a proxy tunnel holds its place in
-      // agent.sockets without being a socket of ours yet: it ends as any
-      // socket of the agent does, and its request, never sent, fails with
-      // ERR_AGENT_DESTROYED.
-      for (const pool of Object.keys(this.sockets)) {
-        for (const socket of this.sockets[pool]) {
-          if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
-        }
-      }
-      for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.DESTROY);
+      this.#shutdown.destroying(this);
+      this.#closeProbes(CLOSE_REASONS.DESTROY);
       super.destroy();
-      this.#sweeper.stop();
-      if (this.#dns !== null) this.#dns.stop();
+      this.#stopTimers();
     }
 
     /**
@@ -789,22 +705,21 @@ function keepAlive(Base, { name, getName: naming }) {
      * ends what is left at once.
      */
     close() {
-      const closing = this.#shutdown.closing;
+      if (this.#shutdown.closing) return this.#shutdown.close();
       const promise = this.#shutdown.close();
-      if (!closing) {
-        // Out of the pool first: core takes a socket out only on its 'close',
-        // a tick or more after destroy().
-        const free = this.freeSockets;
-        for (const pool of Object.keys(free)) {
-          const sockets = free[pool];
-          delete free[pool];
-          for (const socket of sockets) this.#close(socket, stateOf(socket), CLOSE_REASONS.AGENT_CLOSE);
-        }
-        for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.AGENT_CLOSE);
-        this.#sweeper.stop();
-        if (this.#dns !== null) this.#dns.stop();
-      }
+      for (const socket of this.#shutdown.takeFree(this)) this.#close(socket, stateOf(socket), CLOSE_REASONS.AGENT_CLOSE);
+      this.#closeProbes(CLOSE_REASONS.AGENT_CLOSE);
+      this.#stopTimers();
       return promise;
+    }
+
+    #closeProbes(reason) {
+      for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), reason);
+    }
+
+    #stopTimers() {
+      this.#sweeper.stop();
+      if (this.#dns !== null) this.#dns.stop();
     }
 
     [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() {
