@@ -11,15 +11,14 @@
 // super, so core's own checks (idle-socket data guard, TLS identity checks,
 // proxy support) keep working on every Node version.
 const debug = require('debug')('steady-agent');
-const { normalizeOptions, agentOptions } = require('./options');
+const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socketFreeTimeout } = require('./options');
 const { initCounters, statusSnapshot, takeStatusChanged } = require('./status');
 const { freeTimeout } = require('./server_limits');
 const { IdleLearning } = require('./idle_learning');
-const { whyNotReusable, whyRetired } = require('./reuse_check');
+const { dropUnusable, takeOutOfPool, whyRetired } = require('./reuse_check');
 const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
 const clock = require('./clock');
-const { MAX_TIMER } = clock;
-const { FreeSocketSweeper } = require('./free_socket_sweeper');
+const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
@@ -46,16 +45,6 @@ const {
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
 const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
 
-/** The options a direct createConnection call names its socket's pool by, in any argument form. */
-function connectionOptions(args) {
-  const [port, host] = args;
-  const given = args.find((arg) => arg !== null && typeof arg === 'object') ?? {};
-  const options = { ...given };
-  if (typeof port === 'number') options.port = port;
-  if (typeof host === 'string') options.host = host;
-  return options;
-}
-
 /**
  * Builds a keep-alive agent class over `Base` (http.Agent or https.Agent).
  * @param {typeof import('http').Agent} Base
@@ -67,7 +56,7 @@ function keepAlive(Base, { name, getName: naming }) {
     #config;
     // Learned idle limits and their probes (lib/idle_learning.js).
     #learning;
-    #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
+    #sweeper = new FreeSocketSweeper((now) => sweepFree(this.#sweeper, now, (state) => this.#freeDue(state, now)));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
     // Set while core's createSocket runs, until its createConnection call
@@ -178,7 +167,11 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.#picking) {
         this.#picking = false;
         this.#pickedPool = pool;
-        if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
+        // The one clock read of a reuse: a stalled event loop has kept the
+        // sweeper from closing sockets whose deadline passed.
+        if (this.freeSockets[pool] !== undefined) {
+          dropUnusable(this.freeSockets, pool, this.scheduling === 'fifo', clock.now(), this.#config.socketActiveTTL, this.#dropUnusable);
+        }
         // Every place under maxTotalSockets taken, and none free here: core
         // would queue the request until some socket closes.
         else if (this.totalSocketCount >= this.maxTotalSockets) this.#makeRoom(pool);
@@ -186,29 +179,11 @@ function keepAlive(Base, { name, getName: naming }) {
       return pool;
     }
 
-    #dropUnusableFree(pool) {
-      const free = this.freeSockets[pool];
-      const fifo = this.scheduling === 'fifo';
-      const ttl = this.#config.socketActiveTTL;
-      // The one clock read of a reuse: a stalled event loop has kept the
-      // sweeper from closing sockets whose deadline passed.
-      const now = clock.now();
-      while (free.length > 0) {
-        const socket = fifo ? free[0] : free[free.length - 1];
-        const state = stateOf(socket);
-        const reason = whyNotReusable(socket, state, now, ttl);
-        if (reason === null) {
-          state?.picked(now); // one put in the pool by hand is taken on in reuseSocket
-          return;
-        }
-        if (fifo) free.shift();
-        else free.pop();
-        if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#expireFree(socket, state);
-        else this.#close(socket, state, reason);
-      }
-      // Core would delete the empty list too; it may not get the chance.
-      delete this.freeSockets[pool];
-    }
+    // A socket the check before reuse turned away, out of the pool already.
+    #dropUnusable = (socket, state, reason) => {
+      if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#expireFree(socket, state);
+      else this.#close(socket, state, reason);
+    };
 
     // ---- created -------------------------------------------------------------
 
@@ -371,8 +346,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // Core hands the socket straight to the first queued request, without
       // reuseSocket: it would keep the free timeout and reusedSocket false.
       if (req != null) this.#readServerHint(state, req.res);
-      const ttl = this.#config.socketActiveTTL;
-      const reason = whyRetired(state, ttl > 0 ? clock.now() : 0, ttl) ?? this.#dnsRetires(socket, state);
+      const reason = this.#whyRetired(socket, state, this.#config.socketActiveTTL > 0 ? clock.now() : 0);
       if (reason !== null) {
         // Core then sees an unwritable socket and destroys it; the queued
         // request gets a new socket when this one closes.
@@ -390,10 +364,12 @@ function keepAlive(Base, { name, getName: naming }) {
       }
     }
 
-    // dns: the socket's address left its host's answer (null: it did not, or
-    // the option is off).
-    #dnsRetires(socket, state) {
-      return state.dnsHost !== null && this.#dns.retires(socket, state) ? CLOSE_REASONS.DNS : null;
+    // Why a socket that just served a request must serve no other
+    // (lib/reuse_check.js), or its address left its host's answer (dns).
+    #whyRetired(socket, state, now) {
+      const reason = whyRetired(state, now, this.#config.socketActiveTTL);
+      if (reason !== null || state.dnsHost === null) return reason;
+      return this.#dns.retires(socket, state) ? CLOSE_REASONS.DNS : null;
     }
 
     /** The server's Keep-Alive header on the response the socket just served. */
@@ -413,7 +389,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const now = clock.now();
       // After close(), every socket closes as soon as it is free.
       let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
-        : whyRetired(state, now, this.#config.socketActiveTTL) ?? this.#dnsRetires(socket, state);
+        : this.#whyRetired(socket, state, now);
       // Its place under maxTotalSockets serves a request of another origin
       // (core starts a socket for it when this one closes: lib/total_limit.js).
       if (reason === null && this.totalSocketCount >= this.maxTotalSockets && othersWaiting(this, state.pool)) reason = CLOSE_REASONS.TOTAL_LIMIT;
@@ -441,59 +417,25 @@ function keepAlive(Base, { name, getName: naming }) {
       return true;
     }
 
-    /**
-     * Closes the free sockets whose deadline has come (the sweeper's timer
-     * fired). The heap hands over the states whose key is due; each is
-     * looked at as it is now (see lib/free_socket_sweeper.js).
-     */
-    #sweepFree(now) {
-      // Timers run on a millisecond clock: a deadline within 1 ms is due.
-      const due = now + 1;
-      const sweeper = this.#sweeper;
-      let probes = null;
-      let state;
-      while ((state = sweeper.nextDue(due)) !== null) {
-        if (state.phase === PHASES.PROBE) {
-          // Judged once every free socket due has been dealt with, as a
-          // probe outliving its bound forgets the limit those sockets'
-          // deadlines came from.
-          (probes ??= []).push(state);
-          continue;
-        }
-        // Busy, closing or upgraded: back in the heap when next freed.
-        if (state.phase !== PHASES.FREE) continue;
-        const deadline = state.freeDeadline;
-        if (deadline > due) {
-          // Freed again since it entered the heap: its deadline moved on.
-          if (deadline !== Infinity) sweeper.watch(state, deadline);
-          continue;
-        }
-        const socket = state.socket;
+    // A free socket or a probe reached its deadline (lib/free_socket_sweeper.js).
+    #freeDue(state, now) {
+      const socket = state.socket;
+      if (state.phase !== PHASES.FREE) { // a probe
+        if (this.#learning.outlived(socket, state, now)) this.#expireFree(socket, state);
+      } else if (this.#learning.wantsProbe(state)) {
         // The learned limit decided this deadline: the first socket of the
         // origin to reach it leaves the pool but stays open, a probe.
-        if (this.#learning.wantsProbe(state)) {
-          this.#removeFromPool(socket, state);
-          sweeper.watch(state, this.#learning.startProbe(socket, state));
-          continue;
-        }
+        this.#removeFromPool(socket, state);
+        this.#sweeper.watch(state, this.#learning.startProbe(socket, state));
+      } else {
         this.#expireFree(socket, state);
-      }
-      if (probes === null) return;
-      for (const probe of probes) {
-        if (probe.freeDeadline > due) sweeper.watch(probe, probe.freeDeadline);
-        else if (this.#learning.outlived(probe.socket, probe, now)) this.#expireFree(probe.socket, probe);
       }
     }
 
     /** How long the socket may stay idle (lib/server_limits.js decides, into its state). */
     #freeTimeout(socket, state, now) {
       const config = this.#config;
-      // A per-socket override (urllib sets these).
-      let base = socket.freeSocketTimeout ?? socket.freeSocketKeepAliveTimeout;
-      if (typeof base !== 'number' || !(base >= 0)) {
-        if (base !== undefined && debug.enabled) debug('%s per-socket freeSocketTimeout %o ignored: not a non-negative number', socket[SOCKET_NAME], base);
-        base = config.freeSocketTimeout;
-      }
+      const base = socketFreeTimeout(socket, config.freeSocketTimeout, debug);
       const ttl = config.socketActiveTTL;
       const ttlLeft = ttl > 0 ? ttl - (now - state.createdAt) : Infinity;
       return freeTimeout(state, base, ttlLeft, this.#learning.limitOf(state.pool), config.serverTimeoutMargin);
@@ -521,16 +463,8 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #setActiveTimeout(socket) {
-      const timeout = this.#activeTimeout();
+      const timeout = activeTimeout(this.options, this.#config.timeout);
       if (socket.timeout !== timeout) socket.setTimeout(timeout);
-    }
-
-    // agent.options.timeout, read where a socket is armed: core reads it there
-    // too, and a caller may have changed it since construction.
-    #activeTimeout() {
-      const timeout = this.options.timeout;
-      if (typeof timeout !== 'number' || !(timeout >= 0)) return this.#config.timeout;
-      return timeout > MAX_TIMER ? MAX_TIMER : timeout;
     }
 
     // ---- expiry and close ------------------------------------------------------
@@ -625,23 +559,12 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #socketClosed(socket) {
       const state = stateOf(socket);
-      const now = clock.now();
-      // A socket that closes while idle in the pool was closed by the server
-      // (a FIN, or a reset: an error, then a close), unless we closed it.
       const wasFree = state.idle;
-      if (wasFree) {
-        this.#learning.closedIdle(socket, state, now - state.freedAt, now);
-        state.closedByServer();
-      } else if (socket.readableEnded) {
-        // The server's FIN before the response ('socket hang up').
-        this.#learning.collision(socket, state, now);
-        state.closedByServer();
-      }
-      this.#learning.closed(socket, state);
+      this.#learning.socketClosed(socket, state, clock.now()); // the server's close, learned from
       this.#sweeper.unwatch(state);
       if (state.dnsHost !== null) this.#dns.socketClosed(state);
       // Core's 'close' listener, which runs before ours, has just counted out
-      // a place given to another socket already (#makeRoom).
+      // a place given to another socket already (#makeRoom, givePlaceUp).
       if (state.placeGivenUp) this.totalSocketCount++;
       this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
@@ -676,13 +599,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // tick or more after destroy(); until then addRequest could hand it out.
     #removeFromPool(socket, state) {
       this.#sweeper.unwatch(state);
-      const pool = state.pool;
-      const free = this.freeSockets[pool];
-      if (free === undefined) return;
-      const index = free.indexOf(socket);
-      if (index === -1) return;
-      free.splice(index, 1);
-      if (free.length === 0) delete this.freeSockets[pool];
+      takeOutOfPool(this.freeSockets, state.pool, socket);
     }
 
     /**
@@ -756,7 +673,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     get timeout() {
       warnDeprecated('getTimeout');
-      return this.#activeTimeout();
+      return activeTimeout(this.options, this.#config.timeout);
     }
 
     get socketActiveTTL() {
