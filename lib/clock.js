@@ -22,10 +22,17 @@ function now() {
   return performance.now() + 1;
 }
 
-/** A delay for setTimeout: at least 1 ms, at most MAX_TIMER. */
+/**
+ * A delay for setTimeout: whole milliseconds, at least 1, at most MAX_TIMER.
+ * Whole, because core keeps a list of timers per distinct delay, keyed by
+ * the delay as a string: a fractional delay (a deadline on this clock, less
+ * now) would make a new list, and print a double, at every arming. Rounded
+ * up, because the loop's clock is in whole milliseconds: the timer fires no
+ * later for it, and never before its deadline.
+ */
 function timerDelay(ms) {
   if (!(ms >= 1)) return 1;
-  return ms > MAX_TIMER ? MAX_TIMER : ms;
+  return ms > MAX_TIMER ? MAX_TIMER : Math.ceil(ms);
 }
 
 module.exports = { now, timerDelay, MAX_TIMER };

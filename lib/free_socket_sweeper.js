@@ -31,6 +31,7 @@
 // an overlong timer after 1 ms, and the agent would wake a thousand times a
 // second.
 const clock = require('./clock');
+const { PHASES } = require('./socket_state');
 
 /**
  * A binary min-heap of items keyed by a time. Each item carries its own
@@ -198,4 +199,35 @@ class FreeSocketSweeper {
   };
 }
 
-module.exports = { FreeSocketSweeper, DeadlineHeap };
+/**
+ * An agent's sweep (its FreeSocketSweeper's timer fired at `now`): calls
+ * `due(state)` for each free socket and probe whose deadline has come, each
+ * looked at as it is now. A probe is judged once every free socket due has
+ * been dealt with: a probe outliving its bound forgets the limit those
+ * sockets' deadlines came from.
+ */
+function sweepFree(sweeper, now, due) {
+  // Timers run on a millisecond clock: a deadline within 1 ms is due.
+  const limit = now + 1;
+  let probes = null;
+  let state;
+  while ((state = sweeper.nextDue(limit)) !== null) {
+    if (state.phase === PHASES.PROBE) {
+      (probes ??= []).push(state);
+      continue;
+    }
+    // Busy, closing or upgraded: back in the heap when next freed.
+    if (state.phase !== PHASES.FREE) continue;
+    const deadline = state.freeDeadline;
+    if (deadline <= limit) due(state);
+    // Freed again since it entered the heap: its deadline moved on.
+    else if (deadline !== Infinity) sweeper.watch(state, deadline);
+  }
+  if (probes === null) return;
+  for (const probe of probes) {
+    if (probe.freeDeadline > limit) sweeper.watch(probe, probe.freeDeadline);
+    else due(probe);
+  }
+}
+
+module.exports = { FreeSocketSweeper, DeadlineHeap, sweepFree };

@@ -90,6 +90,23 @@ class IdleLearning {
     return deadline;
   }
 
+  /**
+   * The socket closed at `now`. One that closes while idle (in the pool or a
+   * probe) was closed by the server (a FIN, or a reset: an error, then a
+   * close), unless the agent closed it; one whose server's FIN came before
+   * the response ('socket hang up') collided. Either is an observation.
+   */
+  socketClosed(socket, state, now) {
+    if (state.idle) {
+      this.closedIdle(socket, state, now - state.freedAt, now);
+      state.closedByServer();
+    } else if (socket.readableEnded) {
+      this.collision(socket, state, now);
+      state.closedByServer();
+    }
+    this.closed(socket, state);
+  }
+
   /** The socket closed: it is no longer its origin's probe. */
   closed(socket, state) {
     if (this.#probes.size > 0 && this.#probes.get(state.pool) === socket) this.#probes.delete(state.pool);

@@ -11,16 +11,17 @@
 // super, so core's own checks (idle-socket data guard, TLS identity checks,
 // proxy support) keep working on every Node version.
 const debug = require('debug')('steady-agent');
-const { normalizeOptions, agentOptions } = require('./options');
-const { statusSnapshot, takeStatusChanged } = require('./status');
+const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socketFreeTimeout } = require('./options');
+const { initCounters, statusSnapshot, takeStatusChanged } = require('./status');
 const { freeTimeout } = require('./server_limits');
 const { IdleLearning } = require('./idle_learning');
-const { whyNotReusable, whyRetired } = require('./reuse_check');
+const { dropUnusable, takeOutOfPool, whyRetired } = require('./reuse_check');
 const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
 const clock = require('./clock');
-const { MAX_TIMER } = clock;
-const { FreeSocketSweeper } = require('./free_socket_sweeper');
+const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
+const { socketName } = require('./socket_name');
+const { watch, unwatch, upgradeCall } = require('./socket_listeners');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -29,9 +30,10 @@ const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
 const { ConnectionSetup } = require('./connection_setup');
-const { placeFor, othersWaiting } = require('./total_limit');
+const { placeFor, givePlaceUp, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
-const { markFailure, idleAtLeast } = require('./stale_marks');
+const { ExpiredTimeout } = require('./timeout_event');
+const { markFailure } = require('./stale_marks');
 const {
   CURRENT_ID,
   CREATE_ID,
@@ -42,35 +44,8 @@ const {
   SOCKET_REQUEST_FINISHED_COUNT,
 } = require('./constants');
 
-// What core's 'timeout' listener searches while an expired socket's
-// 'timeout' is emitted (see #emitTimeout).
-const NO_POOLS = Object.freeze({ __proto__: null });
-
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
 const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
-
-/**
- * `name` (a tree of strings: concatenated) as one flat string, one byte a
- * character where it can be: the tree costs 30 to 70 bytes more on every
- * socket; join makes one string, but on Node 20 a two-byte one (36 bytes
- * more for a typical name) once the pool name has been a key of core's
- * maps. normalize() returns a one-byte string flat, as it is; a name it
- * would change (decomposed characters in a host name) stays as it was.
- */
-function flatName(name) {
-  const flat = name.normalize();
-  return flat === name ? flat : name;
-}
-
-/** The options a direct createConnection call names its socket's pool by, in any argument form. */
-function connectionOptions(args) {
-  const [port, host] = args;
-  const given = args.find((arg) => arg !== null && typeof arg === 'object') ?? {};
-  const options = { ...given };
-  if (typeof port === 'number') options.port = port;
-  if (typeof host === 'string') options.host = host;
-  return options;
-}
 
 /**
  * Builds a keep-alive agent class over `Base` (http.Agent or https.Agent).
@@ -83,36 +58,21 @@ function keepAlive(Base, { name, getName: naming }) {
     #config;
     // Learned idle limits and their probes (lib/idle_learning.js).
     #learning;
-    #sweeper = new FreeSocketSweeper((now) => this.#sweepFree(now));
+    #sweeper = new FreeSocketSweeper((now) => sweepFree(this.#sweeper, now, (state) => this.#freeDue(state, now)));
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
     // Set while core's createSocket runs, until its createConnection call
     // (see createSocket).
     #creating = null;
-    // The socket core's createSocket has just set up (its listeners are on
-    // it), while INIT_SOCKET takes it on.
+    // The socket core's createSocket set up, while INIT_SOCKET takes it on.
     #fromCore = null;
-    // agent.freeSockets while an expired socket's 'timeout' is emitted (see
-    // #emitTimeout), or null.
-    #hiddenPools = null;
+    // The 'timeout' emitted on an expired socket (lib/timeout_event.js).
+    #expiredTimeout = new ExpiredTimeout();
     // Core's http pool names, kept (lib/pool_names.js); https pools are
     // named by `naming`.
     #poolNames = naming === undefined ? new PoolNames() : null;
     #coreName = (options) => super.getName(options);
 
-    // agentkeepalive's counters: plain numbers a monitoring loop may reset.
-    createSocketCount = 0;
-    createSocketErrorCount = 0;
-    closeSocketCount = 0;
-    errorSocketCount = 0;
-    timeoutSocketCount = 0;
-    requestCount = 0;
-    createSocketCountLastCheck = 0;
-    createSocketErrorCountLastCheck = 0;
-    closeSocketCountLastCheck = 0;
-    errorSocketCountLastCheck = 0;
-    timeoutSocketCountLastCheck = 0;
-    requestCountLastCheck = 0;
     // Proxy routing (lib/proxy), or null: without a proxy, one null check per hook.
     #proxy = null;
     // diagnostics_channel events and getStats() (lib/events.js).
@@ -132,6 +92,7 @@ function keepAlive(Base, { name, getName: naming }) {
     constructor(options) {
       const config = normalizeOptions(options);
       super(config);
+      initCounters(this); // agentkeepalive's counters (lib/status.js)
       // Our own settings; freeSocketTimeout and socketActiveTTL change when
       // the caller writes them to agent.options.
       this.#config = { ...config };
@@ -142,7 +103,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
       if (config.dns !== undefined) {
         const { AgentDns } = require('./dns');
-        this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retireFree(socket, state));
+        this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retire(socket, state, CLOSE_REASONS.DNS));
       }
       this[CURRENT_ID] = 0;
     }
@@ -210,7 +171,11 @@ function keepAlive(Base, { name, getName: naming }) {
       if (this.#picking) {
         this.#picking = false;
         this.#pickedPool = pool;
-        if (this.freeSockets[pool] !== undefined) this.#dropUnusableFree(pool);
+        // The one clock read of a reuse: a stalled event loop has kept the
+        // sweeper from closing sockets whose deadline passed.
+        if (this.freeSockets[pool] !== undefined) {
+          dropUnusable(this.freeSockets, pool, this.scheduling === 'fifo', clock.now(), this.#config.socketActiveTTL, this.#dropUnusable);
+        }
         // Every place under maxTotalSockets taken, and none free here: core
         // would queue the request until some socket closes.
         else if (this.totalSocketCount >= this.maxTotalSockets) this.#makeRoom(pool);
@@ -218,29 +183,11 @@ function keepAlive(Base, { name, getName: naming }) {
       return pool;
     }
 
-    #dropUnusableFree(pool) {
-      const free = this.freeSockets[pool];
-      const fifo = this.scheduling === 'fifo';
-      const ttl = this.#config.socketActiveTTL;
-      // The one clock read of a reuse: a stalled event loop has kept the
-      // sweeper from closing sockets whose deadline passed.
-      const now = clock.now();
-      while (free.length > 0) {
-        const socket = fifo ? free[0] : free[free.length - 1];
-        const state = stateOf(socket);
-        const reason = whyNotReusable(socket, state, now, ttl);
-        if (reason === null) {
-          state?.picked(now); // one put in the pool by hand is taken on in reuseSocket
-          return;
-        }
-        if (fifo) free.shift();
-        else free.pop();
-        if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#expireFree(socket, state);
-        else this.#close(socket, state, reason);
-      }
-      // Core would delete the empty list too; it may not get the chance.
-      delete this.freeSockets[pool];
-    }
+    // A socket the check before reuse turned away, out of the pool already.
+    #dropUnusable = (socket, state, reason) => {
+      if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#expireFree(socket, state);
+      else this.#close(socket, state, reason);
+    };
 
     // ---- created -------------------------------------------------------------
 
@@ -260,12 +207,9 @@ function keepAlive(Base, { name, getName: naming }) {
           if (err) {
             if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
           } else {
-            this.#fromCore = socket;
-            try {
-              this[INIT_SOCKET](socket, creation.options);
-            } finally {
-              this.#fromCore = null;
-            }
+            this.#fromCore = socket; // if INIT_SOCKET throws, never the next socket
+            this[INIT_SOCKET](socket, creation.options);
+            this.#fromCore = null;
           }
           made();
           callback(err, socket);
@@ -322,7 +266,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
       const state = attachState(socket, new SocketState(socket, this, pool, options, this.#events.origin(pool, options), clock.now()));
-      socket[SOCKET_NAME] = flatName('sock[' + this[CREATE_ID]() + '#' + pool + ']');
+      socket[SOCKET_NAME] = socketName(this[CREATE_ID](), pool);
       socket[SOCKET_CREATED_TIME] = Date.now();
       socket[SOCKET_REQUEST_COUNT] = 1;
       socket[SOCKET_REQUEST_FINISHED_COUNT] = 0;
@@ -333,56 +277,36 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#shutdown.opened();
       if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
       this.#events.socketCreated(socket, state);
-      KeepAliveAgent.#watch(socket, state, this.#fromCore === socket);
+      watch(socket, state, KeepAliveAgent.#on, this.#fromCore === socket);
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
 
-    // `fromCore`: core's createSocket set the socket up, and its own
-    // 'agentRemove' listener tells the agent of an upgrade (removeSocket).
-    static #watch(socket, state, fromCore) {
-      if (socket.encrypted) socket.once('secureConnect', KeepAliveAgent.#onConnect);
-      else if (socket.connecting) socket.once('connect', KeepAliveAgent.#onConnect);
-      else state.connected = true;
-      socket.on('timeout', KeepAliveAgent.#onTimeout);
-      socket.on('error', KeepAliveAgent.#onError);
-      socket.on('close', KeepAliveAgent.#onClose);
-      socket.on('end', KeepAliveAgent.#onEnd);
-      // on, not once: a once wrapper would stay on every idle socket.
-      if (!fromCore) socket.on('agentRemove', KeepAliveAgent.#onAgentRemove);
-    }
+    // The listeners on every socket (lib/socket_listeners.js); `this` is the socket.
+    static #on = Object.freeze({
+      connect() {
+        const state = stateOf(this);
+        state.connect(clock.now());
+        if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
+      },
+      end() { stateOf(this).agent.#requestFailed(this, null); },
+      timeout() { stateOf(this).agent.#timeoutEvent(this); },
+      error(err) { stateOf(this).agent.#socketErrored(this, err); },
+      close() { stateOf(this).agent.#socketClosed(this); },
+      // Only on a socket core did not set up (see removeSocket otherwise). Core
+      // also emits 'agentRemove' when it destroys a free socket after an
+      // error: that one is closing in the agent's hands, not leaving them.
+      agentRemove() {
+        this.removeListener('agentRemove', KeepAliveAgent.#on.agentRemove); // once
+        const state = stateOf(this);
+        if (!state.idle) state.agent.#handOver(this, state);
+      },
+    });
 
-    // Listeners shared by all sockets; `this` is the socket.
-    static #onConnect() {
-      const state = stateOf(this);
-      state.connect(clock.now());
-      if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
-    }
-    static #onEnd() { stateOf(this).agent.#judgeFailure(this, null); }
-    static #onTimeout() { stateOf(this).agent.#timeoutEvent(this); }
-    static #onError(err) { stateOf(this).agent.#socketErrored(this, err); }
-    static #onClose() { stateOf(this).agent.#socketClosed(this); }
-
-    // The socket leaves the agent (an HTTP upgrade): the new owner handles it
-    // from now on. 'close' stays, so the socket still counts as closed. Core
-    // also emits 'agentRemove' when it destroys a free socket after an error:
-    // that one is closing in the agent's hands, not leaving them. Only on a
-    // socket core did not set up: on core's, its own listener tells
-    // removeSocket, and a second listener would make an array on every
-    // socket.
-    static #onAgentRemove() {
-      this.removeListener('agentRemove', KeepAliveAgent.#onAgentRemove); // once
-      const state = stateOf(this);
-      if (!state.idle) state.agent.#handOver(this, state);
-    }
-
+    // An HTTP upgrade took the socket: the new owner handles it from now on.
     #handOver(socket, state) {
       state.upgrade(CLOSE_REASONS.UPGRADE); // observability
       this.#shutdown.left();
-      socket.removeListener('secureConnect', KeepAliveAgent.#onConnect);
-      socket.removeListener('connect', KeepAliveAgent.#onConnect);
-      socket.removeListener('timeout', KeepAliveAgent.#onTimeout);
-      socket.removeListener('error', KeepAliveAgent.#onError);
-      socket.removeListener('end', KeepAliveAgent.#onEnd);
+      unwatch(socket, KeepAliveAgent.#on);
     }
 
     // ---- active -> free, or straight to a queued request ---------------------
@@ -414,8 +338,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // Core hands the socket straight to the first queued request, without
       // reuseSocket: it would keep the free timeout and reusedSocket false.
       if (req != null) this.#readServerHint(state, req.res);
-      const ttl = this.#config.socketActiveTTL;
-      const reason = whyRetired(state, ttl > 0 ? clock.now() : 0, ttl) ?? this.#dnsRetires(socket, state);
+      const reason = this.#whyRetired(socket, state, this.#config.socketActiveTTL > 0 ? clock.now() : 0);
       if (reason !== null) {
         // Core then sees an unwritable socket and destroys it; the queued
         // request gets a new socket when this one closes.
@@ -433,10 +356,12 @@ function keepAlive(Base, { name, getName: naming }) {
       }
     }
 
-    // dns: the socket's address left its host's answer (null: it did not, or
-    // the option is off).
-    #dnsRetires(socket, state) {
-      return state.dnsHost !== null && this.#dns.retires(socket, state) ? CLOSE_REASONS.DNS : null;
+    // Why a socket that just served a request must serve no other
+    // (lib/reuse_check.js), or its address left its host's answer (dns).
+    #whyRetired(socket, state, now) {
+      const reason = whyRetired(state, now, this.#config.socketActiveTTL);
+      if (reason !== null || state.dnsHost === null) return reason;
+      return this.#dns.retires(socket, state) ? CLOSE_REASONS.DNS : null;
     }
 
     /** The server's Keep-Alive header on the response the socket just served. */
@@ -456,7 +381,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const now = clock.now();
       // After close(), every socket closes as soon as it is free.
       let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
-        : whyRetired(state, now, this.#config.socketActiveTTL) ?? this.#dnsRetires(socket, state);
+        : this.#whyRetired(socket, state, now);
       // Its place under maxTotalSockets serves a request of another origin
       // (core starts a socket for it when this one closes: lib/total_limit.js).
       if (reason === null && this.totalSocketCount >= this.maxTotalSockets && othersWaiting(this, state.pool)) reason = CLOSE_REASONS.TOTAL_LIMIT;
@@ -484,59 +409,25 @@ function keepAlive(Base, { name, getName: naming }) {
       return true;
     }
 
-    /**
-     * Closes the free sockets whose deadline has come (the sweeper's timer
-     * fired). The heap hands over the states whose key is due; each is
-     * looked at as it is now (see lib/free_socket_sweeper.js).
-     */
-    #sweepFree(now) {
-      // Timers run on a millisecond clock: a deadline within 1 ms is due.
-      const due = now + 1;
-      const sweeper = this.#sweeper;
-      let probes = null;
-      let state;
-      while ((state = sweeper.nextDue(due)) !== null) {
-        if (state.phase === PHASES.PROBE) {
-          // Judged once every free socket due has been dealt with, as a
-          // probe outliving its bound forgets the limit those sockets'
-          // deadlines came from.
-          (probes ??= []).push(state);
-          continue;
-        }
-        // Busy, closing or upgraded: back in the heap when next freed.
-        if (state.phase !== PHASES.FREE) continue;
-        const deadline = state.freeDeadline;
-        if (deadline > due) {
-          // Freed again since it entered the heap: its deadline moved on.
-          if (deadline !== Infinity) sweeper.watch(state, deadline);
-          continue;
-        }
-        const socket = state.socket;
+    // A free socket or a probe reached its deadline (lib/free_socket_sweeper.js).
+    #freeDue(state, now) {
+      const socket = state.socket;
+      if (state.phase !== PHASES.FREE) { // a probe
+        if (this.#learning.outlived(socket, state, now)) this.#expireFree(socket, state);
+      } else if (this.#learning.wantsProbe(state)) {
         // The learned limit decided this deadline: the first socket of the
         // origin to reach it leaves the pool but stays open, a probe.
-        if (this.#learning.wantsProbe(state)) {
-          this.#removeFromPool(socket, state);
-          sweeper.watch(state, this.#learning.startProbe(socket, state));
-          continue;
-        }
+        this.#removeFromPool(socket, state);
+        this.#sweeper.watch(state, this.#learning.startProbe(socket, state));
+      } else {
         this.#expireFree(socket, state);
-      }
-      if (probes === null) return;
-      for (const probe of probes) {
-        if (probe.freeDeadline > due) sweeper.watch(probe, probe.freeDeadline);
-        else if (this.#learning.outlived(probe.socket, probe, now)) this.#expireFree(probe.socket, probe);
       }
     }
 
     /** How long the socket may stay idle (lib/server_limits.js decides, into its state). */
     #freeTimeout(socket, state, now) {
       const config = this.#config;
-      // A per-socket override (urllib sets these).
-      let base = socket.freeSocketTimeout ?? socket.freeSocketKeepAliveTimeout;
-      if (typeof base !== 'number' || !(base >= 0)) {
-        if (base !== undefined && debug.enabled) debug('%s per-socket freeSocketTimeout %o ignored: not a non-negative number', socket[SOCKET_NAME], base);
-        base = config.freeSocketTimeout;
-      }
+      const base = socketFreeTimeout(socket, config.freeSocketTimeout, debug);
       const ttl = config.socketActiveTTL;
       const ttlLeft = ttl > 0 ? ttl - (now - state.createdAt) : Infinity;
       return freeTimeout(state, base, ttlLeft, this.#learning.limitOf(state.pool), config.serverTimeoutMargin);
@@ -564,16 +455,8 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #setActiveTimeout(socket) {
-      const timeout = this.#activeTimeout();
+      const timeout = activeTimeout(this.options, this.#config.timeout);
       if (socket.timeout !== timeout) socket.setTimeout(timeout);
-    }
-
-    // agent.options.timeout, read where a socket is armed: core reads it there
-    // too, and a caller may have changed it since construction.
-    #activeTimeout() {
-      const timeout = this.options.timeout;
-      if (typeof timeout !== 'number' || !(timeout >= 0)) return this.#config.timeout;
-      return timeout > MAX_TIMER ? MAX_TIMER : timeout;
     }
 
     // ---- expiry and close ------------------------------------------------------
@@ -586,39 +469,13 @@ function keepAlive(Base, { name, getName: naming }) {
      */
     #expireFree(socket, state) {
       this.#events.socketTimedOut(state);
-      this.#removeFromPool(socket, state);
-      this.#close(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
-      this.#emitTimeout(socket);
-    }
-
-    // Core's own 'timeout' listener, the first on every socket its
-    // createSocket made, destroys the socket if it finds it in
-    // agent.freeSockets, searching pool after pool (Object.keys, then
-    // includes on each). An expired socket has left its pool already, so
-    // the search visits every pool in vain, once per expired socket: with
-    // thousands of origins, most of what expiring them cost. Core's listener
-    // gets an empty map to search instead; our own listener, next in line,
-    // puts the agent's back (#restorePools), so the caller's listeners see
-    // agent.freeSockets as it is.
-    #emitTimeout(socket) {
-      this.#hiddenPools = this.freeSockets;
-      this.freeSockets = NO_POOLS;
-      try {
-        socket.emit('timeout');
-      } finally {
-        this.#restorePools();
-      }
-    }
-
-    #restorePools() {
-      if (this.#hiddenPools === null) return;
-      this.freeSockets = this.#hiddenPools;
-      this.#hiddenPools = null;
+      this.#retire(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
+      this.#expiredTimeout.emit(this, socket);
     }
 
     // The socket's own 'timeout' (socket.setTimeout: the active timeout).
     #timeoutEvent(socket) {
-      this.#restorePools();
+      this.#expiredTimeout.restore(this);
       const state = stateOf(socket);
       // The 'timeout' #expireFree emits on a socket it has closed.
       if (state.closedBy === 'agent' || state.learnedFrom) return;
@@ -626,8 +483,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // A free socket on a timer of its own (a subclass's keepSocketAlive
       // armed one): its 'timeout' is being emitted already.
       if (state.idle) {
-        this.#removeFromPool(socket, state);
-        this.#close(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
+        this.#retire(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
         return;
       }
       // The caller listening for 'timeout' on its request decides itself. The
@@ -655,10 +511,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const state = stateOf(socket);
       if (state?.removed === true) return;
       super.removeSocket(socket, options);
-      // Still open and serving its request: core's 'agentRemove' listener
-      // (an HTTP upgrade took the socket). Pooling, core has detached the
-      // request; a close, or an error on a free socket, destroyed it.
-      if (state !== undefined && state.phase === PHASES.ACTIVE && socket._httpMessage != null && !socket.destroyed) this.#handOver(socket, state);
+      if (upgradeCall(socket, state)) this.#handOver(socket, state);
     }
 
     #socketErrored(socket, err) {
@@ -671,7 +524,7 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#removeFromPool(socket, state);
         return;
       }
-      this.#judgeFailure(socket, err);
+      this.#requestFailed(socket, err);
       if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learning.collision(socket, state, clock.now());
       // Anywhere else, counting must hide nothing: the error is the caller's,
       // as it would be without the agent. Our listener is the only one when
@@ -681,7 +534,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // the caller's process as an unhandled 'error' would, instead of being
       // swallowed by our counting.
       if (socket.listenerCount('error') === 1) {
-        socket.removeListener('error', KeepAliveAgent.#onError);
+        socket.removeListener('error', KeepAliveAgent.#on.error);
         socket.emit('error', err);
       }
     }
@@ -690,67 +543,44 @@ function keepAlive(Base, { name, getName: naming }) {
     // that core's 'end' listener, after ours, is about to create (err null).
     // Its error is marked; after a stale collision the free sockets idle as
     // long close, so a retry gets a younger socket (lib/stale_marks.js).
-    #judgeFailure(socket, err) {
+    #requestFailed(socket, err) {
       const state = stateOf(socket);
       if (state.idle || state.closedBy === 'agent') return;
-      const now = clock.now();
-      const idleMs = markFailure(socket, state, err, now, state.serverTimeout ?? this.#learning.limitOf(state.pool));
-      for (const older of idleAtLeast(this.freeSockets[state.pool], idleMs, now)) {
-        this.#removeFromPool(older, stateOf(older));
-        this.#close(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
-      }
+      const knownLimit = state.serverTimeout ?? this.#learning.limitOf(state.pool);
+      const stale = markFailure(socket, state, err, clock.now(), knownLimit, this.freeSockets[state.pool]);
+      for (const older of stale) this.#retire(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
     }
 
     #socketClosed(socket) {
       const state = stateOf(socket);
-      const now = clock.now();
-      // A socket that closes while idle in the pool was closed by the server
-      // (a FIN, or a reset: an error, then a close), unless we closed it.
       const wasFree = state.idle;
-      if (wasFree) {
-        this.#learning.closedIdle(socket, state, now - state.freedAt, now);
-        state.closedByServer();
-      } else if (socket.readableEnded) {
-        // The server's FIN before the response ('socket hang up').
-        this.#learning.collision(socket, state, now);
-        state.closedByServer();
-      }
-      this.#learning.closed(socket, state);
+      this.#learning.socketClosed(socket, state, clock.now()); // the server's close, learned from
       this.#sweeper.unwatch(state);
       if (state.dnsHost !== null) this.#dns.socketClosed(state);
       // Core's 'close' listener, which runs before ours, has just counted out
-      // a place given to another socket already (#makeRoom).
+      // a place given to another socket already (#makeRoom, givePlaceUp).
       if (state.placeGivenUp) this.totalSocketCount++;
       this.#events.socketClosed(socket, state, wasFree);
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
       if (state.phase !== 'upgraded') this.#shutdown.left();
     }
 
-    // dns: a free socket whose address left its host's answer.
-    #retireFree(socket, state) {
+    // A free socket closes before its time: out of the pool, then destroyed.
+    #retire(socket, state, reason) {
       this.#removeFromPool(socket, state);
-      this.#close(socket, state, CLOSE_REASONS.DNS);
+      this.#close(socket, state, reason);
     }
 
-    /**
-     * Closes the idle socket (of another origin, or a probe) used least
-     * recently, so that the request core is about to queue for want of a
-     * place under maxTotalSockets opens a socket at once (lib/total_limit.js).
-     */
+    // Every place under maxTotalSockets is taken, and core is about to queue
+    // a request of `pool`: an idle socket of another origin, or a probe,
+    // gives its place up (lib/total_limit.js).
     #makeRoom(pool) {
       const socket = placeFor(this, pool, this.#learning.probes());
       if (socket === null) return;
       const state = stateOf(socket);
-      this.#removeFromPool(socket, state);
       this.#learning.closed(socket, state); // a probe no longer
-      // Core's count, touched directly: core counts a socket out only on its
-      // 'close', a tick or more after destroy(), and decides on this request
-      // now. Its removeSocket on that 'close' must then start no socket for a
-      // queued request: the place is this request's already.
-      this.totalSocketCount--;
-      state.placeGivenUp = true;
-      state.removed = true;
-      this.#close(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
+      givePlaceUp(this, state);
+      this.#retire(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
     }
 
     #close(socket, state, reason) {
@@ -763,54 +593,19 @@ function keepAlive(Base, { name, getName: naming }) {
     // tick or more after destroy(); until then addRequest could hand it out.
     #removeFromPool(socket, state) {
       this.#sweeper.unwatch(state);
-      const pool = state.pool;
-      const free = this.freeSockets[pool];
-      if (free === undefined) return;
-      const index = free.indexOf(socket);
-      if (index === -1) return;
-      free.splice(index, 1);
-      if (free.length === 0) delete this.freeSockets[pool];
+      takeOutOfPool(this.freeSockets, state.pool, socket);
     }
 
     /**
-     * Closes every socket, as core's agent does: a request still waiting for
-     * its response fails with 'socket hang up' (ECONNRESET); one whose
-     * response has arrived sees no request error (a body cut short shows on
-     * the response). Requests queued behind maxSockets are served, as core's
-     * agent and agentkeepalive serve them: core opens a new connection for
-     * them as each destroyed socket closes. During close(), which opens no
-     * new connection, they fail with ERR_AGENT_DESTROYED instead. As with
-     * core's agent, a request made afterwards opens a new socket.
+     * Closes every socket, as core's agent does; requests queued behind
+     * maxSockets are served on new connections, as core's agent serves them
+     * (during close(), they fail: lib/shutdown.js).
      */
     destroy() {
-      // Only a closing agent gives up its queue: otherwise core's
-      // removeSocket, on each socket's 'close', starts a new connection for it.
-      if (this.#shutdown.closing) {
-        const queued = this.requests;
-        for (const pool of Object.keys(queued)) {
-          const requests = queued[pool];
-          delete queued[pool];
-          for (const req of requests) req.onSocket(null, new AgentDestroyedError());
-        }
-      }
-      for (const map of [this.sockets, this.freeSockets]) {
-        for (const pool of Object.keys(map)) {
-          for (const socket of map[pool]) stateOf(socket)?.close(CLOSE_REASONS.DESTROY);
-        }
-      }
-      // A connection still opening a proxy tunnel holds its place in
-      // agent.sockets without being a socket of ours yet: it ends as any
-      // socket of the agent does, and its request, never sent, fails with
-      // ERR_AGENT_DESTROYED.
-      for (const pool of Object.keys(this.sockets)) {
-        for (const socket of this.sockets[pool]) {
-          if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
-        }
-      }
-      for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.DESTROY);
+      this.#shutdown.destroying(this);
+      this.#closeProbes(CLOSE_REASONS.DESTROY);
       super.destroy();
-      this.#sweeper.stop();
-      if (this.#dns !== null) this.#dns.stop();
+      this.#stopTimers();
     }
 
     /**
@@ -821,22 +616,21 @@ function keepAlive(Base, { name, getName: naming }) {
      * ends what is left at once.
      */
     close() {
-      const closing = this.#shutdown.closing;
+      if (this.#shutdown.closing) return this.#shutdown.close();
       const promise = this.#shutdown.close();
-      if (!closing) {
-        // Out of the pool first: core takes a socket out only on its 'close',
-        // a tick or more after destroy().
-        const free = this.freeSockets;
-        for (const pool of Object.keys(free)) {
-          const sockets = free[pool];
-          delete free[pool];
-          for (const socket of sockets) this.#close(socket, stateOf(socket), CLOSE_REASONS.AGENT_CLOSE);
-        }
-        for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), CLOSE_REASONS.AGENT_CLOSE);
-        this.#sweeper.stop();
-        if (this.#dns !== null) this.#dns.stop();
-      }
+      for (const socket of this.#shutdown.takeFree(this)) this.#close(socket, stateOf(socket), CLOSE_REASONS.AGENT_CLOSE);
+      this.#closeProbes(CLOSE_REASONS.AGENT_CLOSE);
+      this.#stopTimers();
       return promise;
+    }
+
+    #closeProbes(reason) {
+      for (const probe of this.#learning.takeProbes()) this.#close(probe, stateOf(probe), reason);
+    }
+
+    #stopTimers() {
+      this.#sweeper.stop();
+      if (this.#dns !== null) this.#dns.stop();
     }
 
     [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() {
@@ -873,7 +667,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     get timeout() {
       warnDeprecated('getTimeout');
-      return this.#activeTimeout();
+      return activeTimeout(this.options, this.#config.timeout);
     }
 
     get socketActiveTTL() {

@@ -9,6 +9,7 @@ const { warnNearMisses } = require('./option_typos');
 const { normalizeProxyOptions } = require('./proxy/options');
 
 const { MAX_TIMER } = require('./clock');
+const { SOCKET_NAME } = require('./constants');
 
 // The grammar of the `ms` package behind humanize-ms. Checking it first keeps
 // humanize-ms from printing a warning to stderr for strings it cannot parse.
@@ -232,4 +233,41 @@ function agentOptions(coreCopy, config) {
   return options;
 }
 
-module.exports = { normalizeOptions, agentOptions, count, duration, boolean };
+/**
+ * The options a direct createConnection call names its socket's pool by, in
+ * any argument form: `(options[, callback])`, `(port[, host][, options][, callback])`.
+ */
+function connectionOptions(args) {
+  const [port, host] = args;
+  const given = args.find((arg) => arg !== null && typeof arg === 'object') ?? {};
+  const options = { ...given };
+  if (typeof port === 'number') options.port = port;
+  if (typeof host === 'string') options.host = host;
+  return options;
+}
+
+/**
+ * The active timeout from agent.options.timeout, read where a socket is
+ * armed: core reads it there too, and a caller may have changed it since
+ * construction (`fallback`: the constructor's).
+ */
+function activeTimeout(options, fallback) {
+  const timeout = options.timeout;
+  if (typeof timeout !== 'number' || !(timeout >= 0)) return fallback;
+  return timeout > MAX_TIMER ? MAX_TIMER : timeout;
+}
+
+/**
+ * A socket's own free timeout (urllib sets `freeSocketTimeout` or
+ * `freeSocketKeepAliveTimeout` on a socket), or `fallback`, the agent's.
+ */
+function socketFreeTimeout(socket, fallback, debug) {
+  const own = socket.freeSocketTimeout ?? socket.freeSocketKeepAliveTimeout;
+  if (typeof own === 'number' && own >= 0) return own;
+  if (own !== undefined && debug.enabled) debug('%s per-socket freeSocketTimeout %o ignored: not a non-negative number', socket[SOCKET_NAME], own);
+  return fallback;
+}
+
+module.exports = {
+  normalizeOptions, agentOptions, count, duration, boolean, connectionOptions, activeTimeout, socketFreeTimeout,
+};

@@ -4,7 +4,12 @@
 // the queue served, every socket closed as soon as it is free, and a promise
 // that resolves when the agent holds no socket. The agent's hooks do the
 // closing (lib/keep_alive.js); this module keeps the count of the sockets
-// the agent holds and the promise.
+// the agent holds and the promise, and walks the agent's maps for close()
+// and destroy().
+const { AgentDestroyedError } = require('./errors');
+const { CLOSE_REASONS } = require('./close_reasons');
+const { stateOf } = require('./socket_state');
+const { SOCKET_NAME } = require('./constants');
 class Shutdown {
   // Sockets the agent opened and has not seen close (an upgraded socket
   // leaves the count when it leaves the agent).
@@ -51,6 +56,52 @@ class Shutdown {
       this.#settle();
     }
     return this.#promise;
+  }
+
+  /**
+   * destroy() is about to end every socket (core's destroy() does). Each
+   * socket of the agent's is marked closed by it. Requests queued behind
+   * maxSockets are left to core, which opens a new connection for them as
+   * each destroyed socket closes (as core's agent and agentkeepalive do),
+   * except during close(), which opens none: they fail. A connection still
+   * opening a proxy tunnel holds its place in agent.sockets without being a
+   * socket of the agent's yet: it ends now, and its request, never sent,
+   * fails with ERR_AGENT_DESTROYED.
+   */
+  destroying(agent) {
+    if (this.closing) {
+      const queued = agent.requests;
+      for (const pool of Object.keys(queued)) {
+        const requests = queued[pool];
+        delete queued[pool];
+        for (const req of requests) req.onSocket(null, new AgentDestroyedError());
+      }
+    }
+    for (const map of [agent.sockets, agent.freeSockets]) {
+      for (const pool of Object.keys(map)) {
+        for (const socket of map[pool]) stateOf(socket)?.close(CLOSE_REASONS.DESTROY);
+      }
+    }
+    for (const pool of Object.keys(agent.sockets)) {
+      for (const socket of agent.sockets[pool]) {
+        if (socket[SOCKET_NAME] === undefined) socket.destroy(new AgentDestroyedError());
+      }
+    }
+  }
+
+  /**
+   * close(): the agent's free sockets, taken out of agent.freeSockets, for
+   * the agent to close. Core takes a socket out of its pool only on its
+   * 'close', a tick or more after destroy(): until then it could be handed out.
+   */
+  takeFree(agent) {
+    const free = agent.freeSockets;
+    const taken = [];
+    for (const pool of Object.keys(free)) {
+      taken.push(...free[pool]);
+      delete free[pool];
+    }
+    return taken;
   }
 
   /** Resolves the close() promise once no socket is open or being made. */

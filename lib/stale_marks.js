@@ -61,29 +61,21 @@ function markError(err, marks) {
 /**
  * The request `socket` serves failed at `now`: marks `err`, or, where `err`
  * is null, the next error the request emits (core's 'socket hang up'),
- * before any listener of the caller's sees it. Returns the socket's idle
- * time when the failure was stale (other sockets idle that long are
- * suspect), or -1.
+ * before any listener of the caller's sees it. Returns the sockets of `free`
+ * (its pool's free list, or undefined) to close: after a stale failure, those
+ * that have sat idle at least as long, probably closed by the server too.
  */
-function markFailure(socket, state, err, now, knownLimitMs) {
+function markFailure(socket, state, err, now, knownLimitMs, free) {
   const marks = failureMarks(socket, state, now, knownLimitMs);
-  if (marks === null) return -1;
+  if (marks === null) return [];
   if (err !== null) markError(err, marks);
   else socket._httpMessage.prependOnceListener('error', (error) => markError(error, marks));
-  return marks.staleSocket ? marks.socketIdleMs : -1;
-}
-
-/**
- * The sockets of `free` (one pool's free list, or undefined) that have sat
- * idle at least `idleMs` (-1: none) at `now`: after a stale collision after
- * that idle time, probably closed by the server too.
- */
-function idleAtLeast(free, idleMs, now) {
-  if (free === undefined || idleMs < 0) return [];
-  return free.filter((socket) => {
-    const state = stateOf(socket);
-    return state !== undefined && now - state.freedAt >= idleMs;
+  if (!marks.staleSocket || free === undefined) return [];
+  const idleMs = marks.socketIdleMs;
+  return free.filter((other) => {
+    const otherState = stateOf(other);
+    return otherState !== undefined && now - otherState.freedAt >= idleMs;
   });
 }
 
-module.exports = { failureMarks, markError, markFailure, idleAtLeast };
+module.exports = { failureMarks, markError, markFailure };

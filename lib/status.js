@@ -15,6 +15,15 @@ const COUNTERS = Object.freeze([
   'requestCount',
 ]);
 
+/**
+ * Gives the agent its counters, each at 0, with its `<name>LastCheck` twin:
+ * own data properties, written by lib/events.js, as agentkeepalive's are.
+ */
+function initCounters(agent) {
+  for (const name of COUNTERS) agent[name] = 0;
+  for (const name of COUNTERS) agent[`${name}LastCheck`] = 0;
+}
+
 /** `{ name: count }` from one of the agent's name -> array maps. */
 function countEach(map) {
   const counts = {};
@@ -50,4 +59,4 @@ function statusSnapshot(agent) {
   };
 }
 
-module.exports = { takeStatusChanged, statusSnapshot };
+module.exports = { initCounters, takeStatusChanged, statusSnapshot };

@@ -31,6 +31,9 @@ describe('clock', () => {
     assert.equal(clock.timerDelay(-5), 1);
     assert.equal(clock.timerDelay(NaN), 1);
     assert.equal(clock.timerDelay(250), 250);
+    // Whole milliseconds, never sooner than asked.
+    assert.equal(clock.timerDelay(250.2), 251);
+    assert.equal(clock.timerDelay(1.5), 2);
   });
 });
 
