@@ -48,10 +48,7 @@ class SocketState {
     this.createOptions = createOptions;
     this.entry = entry;
     this.phase = PHASES.ACTIVE;
-    // The phase it was in when the agent decided to close it.
-    this.closingFrom = PHASES.ACTIVE;
-    // connected, learnedFrom, errored, removed and placeGivenUp: one bit each
-    // (see FLAGS below).
+    // Its yes/no facts, one bit each (see FLAGS below), and who closed it.
     this.flags = 0;
     // Its times and other fractional numbers (see NUMBERS below), in one
     // array of unboxed doubles: as fields, each would be a number object of
@@ -69,8 +66,6 @@ class SocketState {
     // The queued request it was handed to on 'free'; it may be aborted before
     // it takes the socket, and then the socket served nothing new.
     this.handedTo = null;
-    // 'agent' or 'server' once either closed it; null while open.
-    this.closedBy = null;
     // Why it closed, when the agent decided (lib/close_reasons.js); the first
     // decision stands.
     this.closeReason = null;
@@ -86,8 +81,15 @@ class SocketState {
 
   /** Idle: in the pool or a probe, or was when the agent decided to close it. */
   get idle() {
-    const phase = this.phase === PHASES.CLOSING ? this.closingFrom : this.phase;
+    const phase = this.phase;
+    if (phase === PHASES.CLOSING) return this.closedIdle;
     return phase === PHASES.FREE || phase === PHASES.PROBE;
+  }
+
+  /** 'agent' or 'server' once either closed it; null while open. */
+  get closedBy() {
+    if (this.closedByAgent) return 'agent';
+    return this.closedByTheServer ? 'server' : null;
   }
 
   /**
@@ -163,16 +165,16 @@ class SocketState {
   /** The agent decided to close it, for `reason` (the first reason stands). */
   close(reason) {
     if (this.phase !== PHASES.CLOSING) {
-      this.closingFrom = this.phase;
+      this.closedIdle = this.idle;
       this.phase = PHASES.CLOSING;
     }
-    this.closedBy = 'agent';
+    this.closedByAgent = true;
     if (this.closeReason === null) this.closeReason = reason;
   }
 
   /** Its close is the server's (the agent did not close it). */
   closedByServer() {
-    if (this.closedBy === null) this.closedBy = 'server';
+    if (!this.closedByAgent) this.closedByTheServer = true;
   }
 
   /** Left the agent for an HTTP upgrade; its new owner will close it. */
@@ -199,6 +201,11 @@ const FLAGS = [
   // totalSocketCount given at once to a new socket: core's 'close' must not
   // count it out a second time (lib/total_limit.js).
   'placeGivenUp',
+  // It was idle (free or a probe) when the agent decided to close it.
+  'closedIdle',
+  // Who closed it (closedBy): the agent, or else the server.
+  'closedByAgent',
+  'closedByTheServer',
 ];
 FLAGS.forEach((name, i) => {
   const bit = 1 << i;
