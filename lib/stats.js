@@ -25,6 +25,21 @@ class QueueStats {
 
 const NO_QUEUE = Object.freeze(new QueueStats());
 
+// What most origins of a client of many never see while their sockets idle:
+// errors, timeouts, closes, a Keep-Alive hint, a learned limit. Made at the
+// first of these, so that an entry (one per idle socket, for such a client)
+// holds one field for all five.
+class RareStats {
+  errors = 0;
+  timeouts = 0;
+  // reason -> count, made at the first close.
+  closeReasons = null;
+  announced = null; // ms, the server's last Keep-Alive: timeout
+  learned = null; // ms, the idle limit the agent learned
+}
+
+const NO_RARE = Object.freeze(new RareStats());
+
 class OriginStats {
   // Live state, what keeps the entry from being dropped: sockets created
   // and not yet closed, the requests queued (queue.waiting) and a learned
@@ -35,14 +50,9 @@ class OriginStats {
   socketsClosed = 0;
   requests = 0;
   reusedRequests = 0;
-  errors = 0;
-  timeouts = 0;
-  // reason -> count, made at the first close: an origin with many sockets
-  // open and none closed yet (thousands of them, one per idle socket, for a
-  // client of many origins) holds none.
-  closeReasons = null;
-  announced = null; // ms, the server's last Keep-Alive: timeout
-  learned = null; // ms, the idle limit the agent learned
+  // errors, timeouts, closeReasons, announced and learned (RareStats), each
+  // also a property of the entry's own.
+  rare = NO_RARE;
   // The queue's counts (QueueStats), made at the origin's first request
   // without a socket at once: most origins never queue one, and a client of
   // many origins holds an entry per idle socket (so does every field here).
@@ -68,11 +78,27 @@ class OriginStats {
     (this.queue ??= new QueueStats()).waiting++;
   }
 
+  #own() {
+    if (this.rare === NO_RARE) this.rare = new RareStats();
+    return this.rare;
+  }
+
+  get errors() { return this.rare.errors; }
+  set errors(count) { this.#own().errors = count; }
+  get timeouts() { return this.rare.timeouts; }
+  set timeouts(count) { this.#own().timeouts = count; }
+  get closeReasons() { return this.rare.closeReasons; }
+  get announced() { return this.rare.announced; }
+  set announced(ms) { if (ms !== this.rare.announced) this.#own().announced = ms; }
+  get learned() { return this.rare.learned; }
+  set learned(ms) { if (ms !== this.rare.learned) this.#own().learned = ms; }
+
   closed(reason) {
     this.open--;
     this.socketsClosed++;
-    if (this.closeReasons === null) this.closeReasons = new Map();
-    this.closeReasons.set(reason, (this.closeReasons.get(reason) ?? 0) + 1);
+    const rare = this.#own();
+    if (rare.closeReasons === null) rare.closeReasons = new Map();
+    rare.closeReasons.set(reason, (rare.closeReasons.get(reason) ?? 0) + 1);
   }
 
   /** A queued request left the queue after `ms`. */
