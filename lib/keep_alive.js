@@ -21,7 +21,7 @@ const clock = require('./clock');
 const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
 const { socketName } = require('./socket_name');
-const { watch, unwatch, upgradeCall, pooled, reused } = require('./socket_listeners');
+const { watch, unwatch, upgradeCall } = require('./socket_listeners');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -448,7 +448,6 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #activate(socket, state) {
-      reused(socket, state, KeepAliveAgent.#on);
       state.activate(socket);
       this.#setActiveTimeout(socket);
       this.#events.socketReused(socket, state);
@@ -513,7 +512,6 @@ function keepAlive(Base, { name, getName: naming }) {
       if (state?.removed === true) return;
       super.removeSocket(socket, options);
       if (upgradeCall(socket, state)) this.#handOver(socket, state);
-      else pooled(socket, state, KeepAliveAgent.#on);
     }
 
     #socketErrored(socket, err) {

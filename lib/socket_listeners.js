@@ -48,23 +48,4 @@ function upgradeCall(socket, state) {
   return state !== undefined && state.phase === PHASES.ACTIVE && socket._httpMessage != null && !socket.destroyed;
 }
 
-/**
- * A socket entering the pool (core's removeSocket call as it pools it): the
- * 'end' listener, which judges a request's failure, has nothing to do until
- * the next request, and beside net's own it would hold an array of nineteen
- * slots through the idle time.
- */
-function pooled(socket, state, on) {
-  if (state === undefined || state.phase !== PHASES.FREE || socket.destroyed || state.endOff) return;
-  socket.removeListener('end', on.end);
-  state.endOff = true;
-}
-
-/** A pooled socket takes a request: its 'end' listener back, before the request's. */
-function reused(socket, state, on) {
-  if (!state.endOff) return;
-  state.endOff = false;
-  socket.on('end', on.end);
-}
-
-module.exports = { watch, unwatch, upgradeCall, pooled, reused };
+module.exports = { watch, unwatch, upgradeCall };

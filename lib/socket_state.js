@@ -206,8 +206,6 @@ const FLAGS = [
   // Who closed it (closedBy): the agent, or else the server.
   'closedByAgent',
   'closedByTheServer',
-  // Its 'end' listener is off while it idles (lib/socket_listeners.js).
-  'endOff',
 ];
 FLAGS.forEach((name, i) => {
   const bit = 1 << i;
