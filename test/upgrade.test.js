@@ -3,9 +3,10 @@
 // An HTTP upgrade takes the socket out of the agent: from then on it belongs
 // to the caller, and the agent only counts its close.
 const assert = require('node:assert/strict');
-const { PROTOCOLS, createAgent } = require('./support/agents');
-const { createServer } = require('./support/servers');
-const { waitFor } = require('./support/request');
+const http = require('node:http');
+const { PROTOCOLS, createAgent, total } = require('./support/agents');
+const { createServer, fixtures } = require('./support/servers');
+const { request, waitFor } = require('./support/request');
 
 for (const protocol of PROTOCOLS) {
   describe(`upgrade (${protocol})`, () => {
@@ -48,5 +49,77 @@ for (const protocol of PROTOCOLS) {
       await waitFor(() => agent.closeSocketCount === 1);
       assert.equal(agent.createSocketCount, 1);
     });
+
+    it('counts the close of an upgraded socket for its reason, told by core\'s own \'agentRemove\' listener', async () => {
+      agent = createAgent(protocol);
+      const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
+      const socket = await new Promise((resolve, reject) => {
+        const req = mod.request(server.url(), { agent, headers: { Connection: 'Upgrade', Upgrade: 'echo' } });
+        req.on('upgrade', (res, upgraded) => resolve(upgraded));
+        req.on('error', reject);
+        req.end();
+      });
+      socket.destroy();
+      await waitFor(() => agent.closeSocketCount === 1);
+      const [origin] = Object.values(agent.getStats().origins);
+      assert.deepEqual(origin.closeReasons, { upgrade: 1 });
+    });
+
+    it('leaves the upgrade to core\'s own \'agentRemove\' listener: an idle socket has no more of them than with Node\'s agent', async () => {
+      agent = createAgent(protocol);
+      const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
+      const nodeAgent = new mod.Agent({ keepAlive: true, ca: fixtures.ca });
+      try {
+        const ours = await request(server.url(), { agent });
+        const core = await request(server.url(), { agent: nodeAgent });
+        await waitFor(() => total(agent.getCurrentStatus().freeSockets) === 1 && Object.keys(nodeAgent.freeSockets).length === 1);
+        assert.equal(ours.socket.listenerCount('agentRemove'), core.socket.listenerCount('agentRemove'));
+      } finally {
+        nodeAgent.destroy();
+      }
+    });
   });
 }
+
+describe('upgrade of a socket from a direct createConnection call (http:)', () => {
+  let server;
+  let agent;
+  afterEach(async () => {
+    agent.destroy();
+    await server.close();
+  });
+
+  it('hands it over too (core set up no listener of its own on it), and counts its close', async () => {
+    server = await createServer('http:');
+    server.server.on('upgrade', (req, socket) => {
+      socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+      socket.on('data', (chunk) => socket.write(chunk));
+      socket.on('error', () => {});
+    });
+    agent = createAgent('http:', { freeSocketTimeout: 50 });
+    const upgraded = await new Promise((resolve, reject) => {
+      const req = http.request(server.url(), {
+        // No agent: core calls createConnection itself.
+        createConnection: (options, callback) => agent.createConnection(options, callback),
+        headers: { Connection: 'Upgrade', Upgrade: 'echo' },
+      });
+      req.on('upgrade', (res, socket) => resolve(socket));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(agent.createSocketCount, 1);
+    // Longer than freeSocketTimeout: the agent must not treat it as its own.
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const echoed = await new Promise((resolve) => {
+      upgraded.once('data', (chunk) => resolve(chunk.toString()));
+      upgraded.write('ping');
+    });
+    assert.equal(echoed, 'ping');
+    assert.equal(upgraded.destroyed, false);
+    assert.equal(agent.timeoutSocketCount, 0);
+    upgraded.destroy();
+    await waitFor(() => agent.closeSocketCount === 1);
+    const [origin] = Object.values(agent.getStats().origins);
+    assert.deepEqual(origin.closeReasons, { upgrade: 1 });
+  });
+});
