@@ -8,6 +8,16 @@ const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createServer, fixtures } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
 
+/** An upgrade request to `url` through `mod` (http or https); resolves with the upgraded socket. */
+function upgrade(mod, url, options) {
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, { ...options, headers: { Connection: 'Upgrade', Upgrade: 'echo' } });
+    req.on('upgrade', (res, socket) => resolve(socket));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 for (const protocol of PROTOCOLS) {
   describe(`upgrade (${protocol})`, () => {
     let server;
@@ -53,12 +63,7 @@ for (const protocol of PROTOCOLS) {
     it('counts the close of an upgraded socket for its reason, told by core\'s own \'agentRemove\' listener', async () => {
       agent = createAgent(protocol);
       const mod = require(protocol === 'https:' ? 'node:https' : 'node:http');
-      const socket = await new Promise((resolve, reject) => {
-        const req = mod.request(server.url(), { agent, headers: { Connection: 'Upgrade', Upgrade: 'echo' } });
-        req.on('upgrade', (res, upgraded) => resolve(upgraded));
-        req.on('error', reject);
-        req.end();
-      });
+      const socket = await upgrade(mod, server.url(), { agent });
       socket.destroy();
       await waitFor(() => agent.closeSocketCount === 1);
       const [origin] = Object.values(agent.getStats().origins);
@@ -97,15 +102,9 @@ describe('upgrade of a socket from a direct createConnection call (http:)', () =
       socket.on('error', () => {});
     });
     agent = createAgent('http:', { freeSocketTimeout: 50 });
-    const upgraded = await new Promise((resolve, reject) => {
-      const req = http.request(server.url(), {
-        // No agent: core calls createConnection itself.
-        createConnection: (options, callback) => agent.createConnection(options, callback),
-        headers: { Connection: 'Upgrade', Upgrade: 'echo' },
-      });
-      req.on('upgrade', (res, socket) => resolve(socket));
-      req.on('error', reject);
-      req.end();
+    // No agent: core calls createConnection itself.
+    const upgraded = await upgrade(http, server.url(), {
+      createConnection: (options, callback) => agent.createConnection(options, callback),
     });
     assert.equal(agent.createSocketCount, 1);
     // Longer than freeSocketTimeout: the agent must not treat it as its own.
