@@ -315,15 +315,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const state = stateOf(socket);
       if (state === undefined) return; // put in agent.freeSockets by hand, and freed by core
       const req = socket._httpMessage;
-      const handedTo = state.handedTo;
-      if (handedTo !== null) {
-        state.handedTo = null;
-        // Handed to a queued request that was aborted before it took the
-        // socket: core frees it again, with the previous request still
-        // attached (Node 18-22) or the aborted one, which has no response
-        // (Node 24+ attaches it when handing the socket over).
-        if (handedTo !== req || req.res == null) state.handBack(socket);
-      }
+      if (state.handedTo !== null) state.freedAfterHandoff(socket, req); // an aborted handoff given back
       // A 'free' without a finished request: a fresh socket core made for a
       // queued request, or a request aborted before it ran. Each request is
       // counted once, by number: holding on to the request object until the

@@ -128,6 +128,18 @@ class SocketState {
     this.requestsLeft++;
   }
 
+  /**
+   * Freed again after handTo, with `req` attached. When the request it was
+   * handed to was aborted before taking it, core frees the socket with the
+   * previous request still attached (Node 18-22) or the aborted one, which
+   * has no response (Node 24+ attaches it when handing the socket over).
+   */
+  freedAfterHandoff(socket, req) {
+    const handedTo = this.handedTo;
+    this.handedTo = null;
+    if (handedTo !== req || req.res == null) this.handBack(socket);
+  }
+
   /** True when `socket` finished a request not yet counted (counted now). */
   finishRequest(socket) {
     if (socket[SOCKET_REQUEST_FINISHED_COUNT] >= socket[SOCKET_REQUEST_COUNT]) return false;

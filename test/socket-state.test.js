@@ -152,6 +152,29 @@ describe('SocketState', () => {
     assert.equal(state.requestsLeft, 5);
   });
 
+  it('freed after a hand-over: given back only when the request it was handed to never ran', () => {
+    const previous = { res: {} };
+    const queued = { res: null };
+    const cases = [
+      // Node 18-22: core frees it again with the previous request attached.
+      { attached: previous, givenBack: true },
+      // Node 24+: the aborted request, attached, has no response.
+      { attached: queued, givenBack: true },
+      // The queued request ran and finished: its response is there.
+      { attached: { res: {} }, handedTo: 'attached', givenBack: false },
+    ];
+    for (const { attached, handedTo, givenBack } of cases) {
+      const { socket, state } = fresh();
+      state.hint({ max: 5 });
+      state.handTo(handedTo === 'attached' ? attached : queued, 900, 64);
+      state.activate(socket);
+      state.freedAfterHandoff(socket, attached);
+      assert.equal(state.handedTo, null);
+      assert.equal(socket[SOCKET_REQUEST_COUNT], givenBack ? 1 : 2);
+      assert.equal(state.requestsLeft, givenBack ? 5 : 4);
+    }
+  });
+
   it('a probe is idle until its bound from the time it entered the pool', () => {
     const { state } = fresh();
     state.free(1000, 1300, 0);
