@@ -102,9 +102,10 @@ describe('upgrade of a socket from a direct createConnection call (http:)', () =
       socket.on('error', () => {});
     });
     agent = createAgent('http:', { freeSocketTimeout: 50 });
-    // No agent: core calls createConnection itself.
+    // No agent: core calls createConnection itself (with the request's
+    // options, whose path Node 18 would take for a Unix socket's).
     const upgraded = await upgrade(http, server.url(), {
-      createConnection: (options, callback) => agent.createConnection(options, callback),
+      createConnection: ({ host, port }, callback) => agent.createConnection({ host, port }, callback),
     });
     assert.equal(agent.createSocketCount, 1);
     // Longer than freeSocketTimeout: the agent must not treat it as its own.
