@@ -13,6 +13,11 @@
 //
 //   node benchmark/idle-heap.js
 //   BENCH_IDLE_ORIGINS=5000 BENCH_AGENTS=steady-agent,node-keepalive node benchmark/idle-heap.js
+//   BENCH_IDLE_CLOSE_LISTENER=0 node benchmark/idle-heap.js
+//
+// Like many-origins.js, the client listens to each socket's 'close'
+// (BENCH_IDLE_CLOSE_LISTENER=0: it does not), which gives every agent's
+// sockets an array of 'close' listeners.
 //
 // The rows shown differ by at least BENCH_IDLE_MIN_BYTES (4) bytes per
 // socket between the first two agents (with one agent: weigh that much);
@@ -41,25 +46,26 @@ const onClose = () => {};
 
 /**
  * A GET to `host`; the socket stays in the pool (no timeout within the run).
- * A 'close' listener on each socket, as many-origins.js counts closes with.
+ * With `closeListener`, a 'close' listener on the socket, as many-origins.js
+ * counts closes with.
  */
-function get(agent, port, host) {
+function get(agent, port, host, closeListener) {
   return new Promise((resolve, reject) => {
     const req = http.request({ host, port, path: '/', agent, lookup }, (res) => {
       res.on('end', resolve);
       res.on('error', reject);
       res.resume();
     });
-    req.once('socket', (socket) => socket.once('close', onClose));
+    if (closeListener) req.once('socket', (socket) => socket.once('close', onClose));
     req.on('error', reject);
     req.end();
   });
 }
 
-async function burst(agent, port, prefix, n) {
+async function burst(agent, port, prefix, n, closeListener) {
   let next = 0;
   const worker = async () => {
-    while (next < n) await get(agent, port, `${prefix}${next++}.origins.test`);
+    while (next < n) await get(agent, port, `${prefix}${next++}.origins.test`, closeListener);
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 }
@@ -95,19 +101,19 @@ function weigh(file) {
 }
 
 /** The client: { rows: { key: bytes per socket }, heapPerSocket }. */
-async function runClient({ agent: id, port, origins }) {
+async function runClient({ agent: id, port, origins, closeListener }) {
   if (typeof global.gc !== 'function') throw new Error('the client needs --expose-gc');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idle-heap-'));
   try {
     // The same code paths once, by an agent that then goes.
     const warm = findCandidate(id).create('http', id === 'node-keepalive' ? { timeout: 600000 } : { freeSocketTimeout: 600000 });
-    await burst(warm, port, 'w', WARMUP);
+    await burst(warm, port, 'w', WARMUP, closeListener);
     warm.destroy();
     const agent = findCandidate(id).create('http', id === 'node-keepalive' ? { timeout: 600000 } : { freeSocketTimeout: 600000 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     snapshotAfterGc(path.join(dir, 'before.heapsnapshot'));
     const before = process.memoryUsage().heapUsed;
-    await burst(agent, port, 'o', origins);
+    await burst(agent, port, 'o', origins, closeListener);
     snapshotAfterGc(path.join(dir, 'after.heapsnapshot'));
     const after = process.memoryUsage().heapUsed;
     const idle = Object.values(agent.freeSockets).reduce((sum, list) => sum + list.length, 0);
@@ -145,6 +151,7 @@ function runOne(options) {
 async function main() {
   const origins = envNumber('BENCH_IDLE_ORIGINS', 2000);
   const minBytes = envNumber('BENCH_IDLE_MIN_BYTES', 4);
+  const closeListener = envNumber('BENCH_IDLE_CLOSE_LISTENER', 1) !== 0;
   const ids = (process.env.BENCH_AGENTS || 'steady-agent,node-keepalive').split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = ids.filter((id) => !AGENTS.includes(id));
   if (unknown.length || ids.length === 0) throw new Error(`BENCH_AGENTS: unknown agent(s) ${unknown.join(', ')}; known: ${AGENTS.join(', ')}`);
@@ -152,7 +159,7 @@ async function main() {
   for (const id of ids) {
     const backend = await startServer('backend', { protocol: 'http', keepAliveTimeout: 0 });
     try {
-      results.push(await runOne({ agent: id, port: backend.port, origins }));
+      results.push(await runOne({ agent: id, port: backend.port, origins, closeListener }));
     } finally {
       await backend.stop();
     }
@@ -175,7 +182,7 @@ async function main() {
   const heap = results.map((r) => r.heapPerSocket);
   rows.push(['heapUsed after GC, per socket', ...heap.map((v) => count(v)), ...difference(heap)]);
   printTable({
-    title: `Heap per idle socket, ${count(origins)} idle sockets (one per origin), by kind of object`,
+    title: `Heap per idle socket, ${count(origins)} idle sockets (one per origin${closeListener ? ', a \'close\' listener on each' : ''}), by kind of object`,
     columns,
     rows,
   });

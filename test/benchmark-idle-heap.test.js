@@ -28,7 +28,7 @@ describe('benchmark idle-heap', function () {
   it('weighs 40 idle sockets of steady-agent and of Node\'s agent by kind of object', async () => {
     const { code, stdout, stderr } = await run({ BENCH_AGENTS: 'steady-agent,node-keepalive', BENCH_IDLE_ORIGINS: '40' });
     assert.equal(code, 0, stderr);
-    assert.match(stdout, /Heap per idle socket, 40 idle sockets \(one per origin\), by kind of object/);
+    assert.match(stdout, /Heap per idle socket, 40 idle sockets \(one per origin, a 'close' listener on each\), by kind of object/);
     // The agent's state of each socket: steady-agent's alone, one per socket.
     const [state] = rowsOf(stdout, 'object SocketState');
     assert.ok(Number(state[0]) > 0, `steady-agent: ${state[0]}`);
