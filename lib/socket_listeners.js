@@ -7,8 +7,9 @@
 // beside core's makes an array of two on the socket, and one of nineteen
 // slots once a request's own listener has joined (V8's growth on push),
 // which stays while the socket idles: 64 to 200 bytes an event on every idle
-// socket. So the agent adds none where core's own listener already calls
-// one of its hooks with what it needs to know (see fromCore).
+// socket. Where core's own listener calls one of the agent's hooks with all
+// it needs to know ('agentRemove': removeSocket), the agent adds none (see
+// fromCore); the others stay (benchmark/README.md, What is left in memory).
 const { PHASES } = require('./socket_state');
 
 /**
