@@ -281,7 +281,7 @@ describe('dns cache', () => {
   describe('refresh of hosts in use', () => {
     it('a tracked host is resolved again as its answer expires: addresses that left are reported', async () => {
       const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2', '127.0.0.4'], ttl: 1 } }));
-      const { cache, agent, changes, nextChange, lookup } = cacheFor(server);
+      const { cache, agent, changes, nextChange, lookup } = cacheFor(server, { minTtl: 200, maxTtl: 200 });
       const events = collect('change', agent);
       try {
         await lookup('svc.test', {});
@@ -369,7 +369,8 @@ describe('dns cache', () => {
     ]) {
       it(`${mode}: the last answer is served, nothing is reported as gone, a stale event says why`, async () => {
         const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
-        const { cache, agent, changes, lookup } = cacheFor(server, { staleTtl: '1m' });
+        // Queried again every 200 ms (the 1 s TTL clamped), failing or not.
+        const { cache, agent, changes, lookup } = cacheFor(server, { staleTtl: '1m', minTtl: 200, maxTtl: 200 });
         await lookup('svc.test', {});
         cache.track('svc.test');
         const stale = nextEvent('stale', agent);
