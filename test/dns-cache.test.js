@@ -437,11 +437,13 @@ describe('dns cache', () => {
 
     it('staleTtl bounds it: past that, a lookup fails', async () => {
       const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
-      // Every answer expires after 1 ms, and is not served stale at all.
-      const { agent, lookup } = cacheFor(server, { minTtl: 1, maxTtl: 1, staleTtl: 0 });
+      // Every answer expires after 100 ms, and is not served stale at all.
+      // (Not 1 ms: the first lookup would fail too on a busy machine, its
+      // answer expired before its callback ran.)
+      const { agent, lookup } = cacheFor(server, { minTtl: 100, maxTtl: 100, staleTtl: 0 });
       await lookup('svc.test', {});
       server.mode = 'servfail';
-      await delay(20);
+      await delay(150);
       const failed = nextEvent('lookup', agent);
       const err = await lookup('svc.test', {}).then(() => null, (e) => e);
       assert.ok(err instanceof Error);
