@@ -435,6 +435,27 @@ describe('dns cache', () => {
       assert.deepEqual(settled, [['second', '127.0.0.2'], ['first', '127.0.0.2']]);
     });
 
+    it('a lookup that waited for its query gets that answer, though its TTL ran out before the callback', async () => {
+      const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
+      // Every answer expires after 1 ms and is never served stale; the
+      // event loop is held 5 ms between the answer and the lookup's callback.
+      const { agent, lookup } = cacheFor(server, { minTtl: 1, maxTtl: 1, staleTtl: 0 });
+      const busy = (message) => {
+        if (message.agent !== agent) return;
+        const until = performance.now() + 5;
+        while (performance.now() < until);
+      };
+      dc.subscribe('steady-agent:dns:lookup', busy);
+      try {
+        assert.equal(await lookup('svc.test', {}), '127.0.0.2');
+        // The answer is past its TTL now: the next lookup asks again, and
+        // gets that answer too.
+        assert.equal(await lookup('svc.test', {}), '127.0.0.2');
+      } finally {
+        dc.unsubscribe('steady-agent:dns:lookup', busy);
+      }
+    });
+
     it('staleTtl bounds it: past that, a lookup fails', async () => {
       const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
       // Every answer expires after 100 ms, and is not served stale at all.
