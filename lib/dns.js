@@ -234,14 +234,15 @@ class DnsCache {
     // Always asynchronous, as dns.lookup; and outside the promise chain, so
     // that an exception in the callback is uncaught, as with dns.lookup,
     // rather than a rejection.
-    const answer = () => this.#answer(entry, hostname, family, options, callback);
     const now = clock.now();
     // An answer past its TTL, with its refresh under way (a slow or failing
     // server), is served as it is rather than make the connection wait.
     if (entry.addresses !== null && (now < entry.expiresAt || (entry.pending !== null && entry.servable(now)))) {
-      process.nextTick(answer);
+      process.nextTick(() => this.#answer(entry, hostname, family, options, callback, false));
     } else {
-      this.#resolve(entry).then(() => process.nextTick(answer));
+      // The answer this lookup waited for is its answer, however short its
+      // TTL and however long the event loop took to get back to it.
+      this.#resolve(entry).then((answered) => process.nextTick(() => this.#answer(entry, hostname, family, options, callback, answered)));
     }
   };
 
@@ -315,9 +316,10 @@ class DnsCache {
 
   // ---- answering a lookup ------------------------------------------------------
 
-  #answer(entry, hostname, family, options, callback) {
+  // `answered`: the lookup waited for a query that has just answered.
+  #answer(entry, hostname, family, options, callback, answered) {
     const now = clock.now();
-    if (!entry.servable(now)) {
+    if (!(answered && entry.addresses !== null) && !entry.servable(now)) {
       callback(entry.error ?? new DnsNotFoundError(hostname));
       return;
     }
@@ -383,6 +385,7 @@ class DnsCache {
     return entry.pending;
   }
 
+  /** Asks for `entry`'s answer; true when it came (false: the query failed). */
   async #query(entry) {
     const host = entry.key;
     const started = clock.now();
@@ -412,6 +415,7 @@ class DnsCache {
         durationMs: now - started,
       });
     }
+    return outcome.error === undefined;
   }
 
   /**

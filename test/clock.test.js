@@ -127,14 +127,14 @@ for (const protocol of PROTOCOLS) {
       ['the server\'s Keep-Alive hint', { 'Keep-Alive': 'timeout=1' }, { serverTimeoutMargin: 700 }],
     ];
     for (const [what, headers, options] of cases) {
-      it(`after a 2 s stall, a socket past its deadline (${what}) is not handed out: the request gets a new socket`, async () => {
-        // The server closes connections idle for 800 ms: once the stall ends
+      it(`after a 1 s stall, a socket past its deadline (${what}) is not handed out: the request gets a new socket`, async () => {
+        // The server closes connections idle for 500 ms: once the stall ends
         // its timer fires, before the reused socket's request could arrive.
-        server = await createScriptedServer(protocol, { idleTimeout: 800, respond: () => rawResponse('ok', headers) });
+        server = await createScriptedServer(protocol, { idleTimeout: 500, respond: () => rawResponse('ok', headers) });
         agent = createAgent(protocol, options);
         const first = await request(server.url('/'), { agent });
         await waitFor(() => freeCount(agent) === 1);
-        stall(2000);
+        stall(1000);
         const second = await request(server.url('/'), { agent });
         assert.equal(second.body, 'ok');
         assert.equal(second.reusedSocket, false);

@@ -6,6 +6,7 @@
 // timer per new socket, cleared on every path; none per request.
 const assert = require('node:assert/strict');
 const { spawnSync, execFile } = require('node:child_process');
+const http = require('node:http');
 const path = require('node:path');
 const axios = require('axios');
 const { HttpAgent, HttpsAgent } = require('..');
@@ -153,18 +154,21 @@ describe('connectTimeout: TLS and proxies', () => {
     await waitFor(() => proxy.open === 0 && target.open === 0);
   });
 
-  it('a tunnel that opens in time clears the timer; the tunnelled socket is reused', async () => {
-    const proxy = keep(await startProxy());
-    const server = keep(await createServer('https:'));
-    const agent = agentOf(HttpsAgent, { ca: fixtures.ca, connectTimeout: '1h', proxy: proxy.url() });
-    const timers = activeTimers();
-    const first = request(server.url('/1'), { agent });
-    assert.equal(activeTimers(), timers + 1);
-    assert.equal((await first).body, 'ok GET /1');
-    assert.equal(activeTimers(), timers);
-    assert.equal((await request(server.url('/2'), { agent })).reusedSocket, true);
-    assert.equal(proxy.connects, 1);
-  });
+  // Through an https proxy, TLS to the proxy comes first, then TLS to the target.
+  for (const proxyProtocol of PROTOCOLS) {
+    it(`a tunnel that opens in time clears the timer; the tunnelled socket is reused (${proxyProtocol.slice(0, -1)} proxy)`, async () => {
+      const proxy = keep(await startProxy({ protocol: proxyProtocol }));
+      const server = keep(await createServer('https:'));
+      const agent = agentOf(HttpsAgent, { ca: fixtures.ca, connectTimeout: '1h', proxy: proxy.url() });
+      const timers = activeTimers();
+      const first = request(server.url('/1'), { agent });
+      assert.equal(activeTimers(), timers + 1);
+      assert.equal((await first).body, 'ok GET /1');
+      assert.equal(activeTimers(), timers);
+      assert.equal((await request(server.url('/2'), { agent })).reusedSocket, true);
+      assert.equal(proxy.connects, 1);
+    });
+  }
 
   it('a forward proxy (http) that never accepts: phase connect', async () => {
     const blackhole = keep(await startBlackhole());
@@ -193,6 +197,21 @@ describe('connectTimeout and autoSelectFamily', () => {
     assert.equal(agent.createSocketErrorCount, 1);
   });
 
+  // An attempt refused (nothing listens on 127.0.0.1 at the port) is no
+  // timeout: the next address connects, and the timer goes with it.
+  it('an attempt refused, the next address connecting in time: the request is served', async () => {
+    const server = http.createServer((req, res) => res.end('ok'));
+    await new Promise((resolve) => server.listen(0, '127.0.0.2', resolve));
+    keep({ close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }) });
+    const agent = agentOf(HttpAgent, { connectTimeout: 5000, autoSelectFamily: true, autoSelectFamilyAttemptTimeout: 250, lookup: twoAddresses });
+    const timers = activeTimers();
+    const res = await request(`http://refused.test:${server.address().port}/`, { agent });
+    assert.equal(res.body, 'ok');
+    assert.equal(res.socket.remoteAddress, '127.0.0.2');
+    assert.equal(activeTimers(), timers, 'the connect timer is cleared');
+    assert.equal(agent.createSocketErrorCount, 0);
+  });
+
   // The system's own connect timeout on the last address, after Node's
   // attempt timeout on the first: Node destroys the socket with an
   // AggregateError of ETIMEDOUTs, which the agent reports as its own error.
@@ -216,12 +235,13 @@ describe('connectTimeout and autoSelectFamily', () => {
       (async () => {
         const blackhole = await startBlackhole(['127.0.0.1', '127.0.0.2']);
         const outcome = {};
-        for (const connectTimeout of [0, 60000]) {
+        // Both at once: each waits out the system's timeout (about 3 s).
+        await Promise.all([0, 60000].map(async (connectTimeout) => {
           const agent = new HttpAgent({ connectTimeout, autoSelectFamily: true, autoSelectFamilyAttemptTimeout: 10, lookup });
           const err = await requestError(request('http://blackhole.test:' + blackhole.port + '/', { agent }));
           outcome[connectTimeout] = { name: err.name, code: err.code, phase: err.phase, count: agent.createSocketErrorCount };
           agent.destroy();
-        }
+        }));
         await blackhole.close();
         process.stdout.write(JSON.stringify(outcome));
       })();

@@ -11,11 +11,13 @@ const dc = require('node:diagnostics_channel');
 const dns = require('node:dns');
 const os = require('node:os');
 const { promisify } = require('node:util');
+const { constants } = require('..');
 const { DnsCache, dnsSettings, DEFAULTS } = require('../lib/dns');
 const { DnsNotFoundError } = require('../lib/errors');
 const { createDnsServer } = require('./support/dns_server');
 const { closeAfterEach } = require('./support/cleanup');
-const { delay } = require('./support/request');
+const { captureDebug } = require('./support/debug_lines');
+const { delay, waitFor } = require('./support/request');
 
 /** Resolves with the next message on `steady-agent:dns:<name>` about `agent` (that `accept` takes). */
 function nextEvent(name, agent, accept = () => true) {
@@ -150,6 +152,23 @@ describe('dns cache', () => {
       assert.deepEqual(await one(6), ['::1', 6]);
       const noOptions = await new Promise((resolve) => cache.lookup('svc.test', (...args) => resolve(args)));
       assert.deepEqual(noOptions, [null, '127.0.0.2', 4]);
+      const nullOptions = await new Promise((resolve) => cache.lookup('svc.test', null, (...args) => resolve(args)));
+      assert.deepEqual(nullOptions, [null, '127.0.0.2', 4]);
+    });
+
+    it('a family dns.lookup refuses is refused with dns.lookup\'s own error, without a query', () => {
+      const { cache } = cacheFor(server);
+      const refusal = (lookup) => {
+        try {
+          lookup('svc.test', { family: 5 }, () => assert.fail('no callback for a bad argument'));
+        } catch (err) {
+          return [err.name, err.code, err.message];
+        }
+        return null;
+      };
+      assert.deepEqual(refusal(cache.lookup), refusal(dns.lookup));
+      assert.equal(refusal(cache.lookup)[1], 'ERR_INVALID_ARG_VALUE');
+      assert.equal(server.total, 0);
     });
 
     it('order: ipv6first and verbatim: false reorder by family; the default result order is dns\'s', async () => {
@@ -159,6 +178,8 @@ describe('dns cache', () => {
       assert.deepEqual(await families({ order: 'ipv4first' }), [4, 4, 6]);
       assert.deepEqual(await families({ verbatim: false }), [4, 4, 6]);
       assert.deepEqual(await families({ order: 'verbatim' }), [4, 4, 6]);
+      assert.deepEqual(await families({ verbatim: true, order: undefined }), [4, 4, 6]);
+      assert.deepEqual(await families({ verbatim: true, order: 'ipv6first' }), [6, 4, 4], 'order wins over the legacy verbatim');
     });
 
     it('hints: V4MAPPED maps IPv4 answers where a name has no IPv6 one; ALL adds them to IPv6 ones', async () => {
@@ -185,12 +206,15 @@ describe('dns cache', () => {
     });
 
     it('a name neither the server nor the system knows fails with dns.lookup\'s own error', async () => {
-      const { lookup } = cacheFor(server);
+      const { cache, lookup } = cacheFor(server);
+      await lookup('v4only.test', {});
       const err = await lookup('nowhere.invalid', { all: true }).then(() => null, (e) => e);
       assert.ok(err instanceof Error);
       assert.ok(['ENOTFOUND', 'EAI_AGAIN'].includes(err.code), err.message);
       assert.equal(err.syscall, 'getaddrinfo');
       assert.equal(err.hostname, 'nowhere.invalid');
+      // A name with no answer is not in getStats().dns.
+      assert.deepEqual(Object.keys(cache.snapshot()), ['v4only.test']);
     });
 
     it('an IP literal is answered without a query, as dns.lookup answers it', async () => {
@@ -281,7 +305,7 @@ describe('dns cache', () => {
   describe('refresh of hosts in use', () => {
     it('a tracked host is resolved again as its answer expires: addresses that left are reported', async () => {
       const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2', '127.0.0.4'], ttl: 1 } }));
-      const { cache, agent, changes, nextChange, lookup } = cacheFor(server);
+      const { cache, agent, changes, nextChange, lookup } = cacheFor(server, { minTtl: 200, maxTtl: 200 });
       const events = collect('change', agent);
       try {
         await lookup('svc.test', {});
@@ -369,7 +393,8 @@ describe('dns cache', () => {
     ]) {
       it(`${mode}: the last answer is served, nothing is reported as gone, a stale event says why`, async () => {
         const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
-        const { cache, agent, changes, lookup } = cacheFor(server, { staleTtl: '1m' });
+        // Queried again every 200 ms (the 1 s TTL clamped), failing or not.
+        const { cache, agent, changes, lookup } = cacheFor(server, { staleTtl: '1m', minTtl: 200, maxTtl: 200 });
         await lookup('svc.test', {});
         cache.track('svc.test');
         const stale = nextEvent('stale', agent);
@@ -410,13 +435,36 @@ describe('dns cache', () => {
       assert.deepEqual(settled, [['second', '127.0.0.2'], ['first', '127.0.0.2']]);
     });
 
+    it('a lookup that waited for its query gets that answer, though its TTL ran out before the callback', async () => {
+      const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
+      // Every answer expires after 1 ms and is never served stale; the
+      // event loop is held 5 ms between the answer and the lookup's callback.
+      const { agent, lookup } = cacheFor(server, { minTtl: 1, maxTtl: 1, staleTtl: 0 });
+      const busy = (message) => {
+        if (message.agent !== agent) return;
+        const until = performance.now() + 5;
+        while (performance.now() < until);
+      };
+      dc.subscribe('steady-agent:dns:lookup', busy);
+      try {
+        assert.equal(await lookup('svc.test', {}), '127.0.0.2');
+        // The answer is past its TTL now: the next lookup asks again, and
+        // gets that answer too.
+        assert.equal(await lookup('svc.test', {}), '127.0.0.2');
+      } finally {
+        dc.unsubscribe('steady-agent:dns:lookup', busy);
+      }
+    });
+
     it('staleTtl bounds it: past that, a lookup fails', async () => {
       const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
-      // Every answer expires after 1 ms, and is not served stale at all.
-      const { agent, lookup } = cacheFor(server, { minTtl: 1, maxTtl: 1, staleTtl: 0 });
+      // Every answer expires after 100 ms, and is not served stale at all.
+      // (Not 1 ms: the first lookup would fail too on a busy machine, its
+      // answer expired before its callback ran.)
+      const { agent, lookup } = cacheFor(server, { minTtl: 100, maxTtl: 100, staleTtl: 0 });
       await lookup('svc.test', {});
       server.mode = 'servfail';
-      await delay(20);
+      await delay(150);
       const failed = nextEvent('lookup', agent);
       const err = await lookup('svc.test', {}).then(() => null, (e) => e);
       assert.ok(err instanceof Error);
@@ -476,6 +524,59 @@ describe('dns cache', () => {
       } finally {
         messages.stop();
       }
+    });
+  });
+
+  // DEBUG=steady-agent: each answer, change, failure and retirement is one
+  // line, and nothing is logged while it is off.
+  describe('debug output', () => {
+    const debugOutput = captureDebug();
+    const logged = (pattern) => debugOutput.logged(pattern);
+
+    it('logs answers, what changed, a failure served stale, an answer again, and an answer past staleTtl', async () => {
+      const server = keep(await createDnsServer({ 'svc.test': { A: ['127.0.0.2'], ttl: 1 } }));
+      const { cache, agent, changes, lookup } = cacheFor(server, { minTtl: 200, maxTtl: 200, staleTtl: 300 });
+      await lookup('svc.test', {});
+      cache.track('svc.test');
+      assert.ok(logged(/steady-agent dns: svc\.test is 127\.0\.0\.2 \(dns, 200 ms\)$/), debugOutput.lines.join('\n'));
+
+      // An address came, none left: logged, and nothing to retire.
+      let changed = nextEvent('change', agent);
+      server.set('svc.test', { A: ['127.0.0.2', '127.0.0.4'], ttl: 1 });
+      await changed;
+      assert.ok(logged(/dns: svc\.test changed: none left, 127\.0\.0\.4 came$/), debugOutput.lines.join('\n'));
+      assert.deepEqual(changes, []);
+      changed = nextEvent('change', agent);
+      server.set('svc.test', { A: ['127.0.0.4'], ttl: 1 });
+      await changed;
+      assert.ok(logged(/dns: svc\.test changed: 127\.0\.0\.2 left, none came$/), debugOutput.lines.join('\n'));
+      assert.equal(changes.length, 1);
+
+      const stale = nextEvent('stale', agent);
+      server.mode = 'servfail';
+      await stale;
+      assert.ok(logged(/dns: svc\.test: query failed \(ESERVFAIL\): the last answer is served for up to \d+ ms more$/), debugOutput.lines.join('\n'));
+      const answered = nextEvent('lookup', agent, (m) => m.error === null);
+      server.mode = 'answer';
+      await answered;
+      assert.ok(logged(/dns: svc\.test is 127\.0\.0\.4 \(dns, 200 ms\), answered again$/), debugOutput.lines.join('\n'));
+
+      // Failing past staleTtl (300 ms after the answer expired): the answer
+      // is dropped, and the system's lookup (which does not know the name)
+      // has the last word.
+      server.mode = 'servfail';
+      await waitFor(() => logged(/dns: svc\.test: no answer \((ENOTFOUND|EAI_AGAIN)\) and the last one is past staleTtl$/));
+      const err = await lookup('svc.test', {}).then(() => null, (e) => e);
+      assert.equal(err?.hostname, 'svc.test');
+    });
+
+    it('logs a retired socket by its name, or as "a socket"', () => {
+      const cache = new DnsCache(dnsSettings(true), { agent: 'an agent', onChange() {} });
+      caches.push(cache);
+      cache.retiring({ [constants.SOCKET_NAME]: 'sock[3#svc.test:80:]' }, 'svc.test', '127.0.0.2', true);
+      cache.retiring({}, 'svc.test', '127.0.0.3', false);
+      assert.ok(logged(/dns: svc\.test: sock\[3#svc\.test:80:\] to 127\.0\.0\.2, which left the answer, is retired$/), debugOutput.lines.join('\n'));
+      assert.ok(logged(/dns: svc\.test: a socket to 127\.0\.0\.3, which left the answer, is retired$/), debugOutput.lines.join('\n'));
     });
   });
 });

@@ -13,6 +13,8 @@
 const assert = require('node:assert/strict');
 const { spawnSync } = require('node:child_process');
 const dns = require('node:dns');
+const http = require('node:http');
+const https = require('node:https');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
@@ -31,6 +33,8 @@ const HOST = 'alt.localhost';
 const OLD = '127.0.0.2';
 const NEW = '127.0.0.3';
 const DNS_CHANNELS = ['socket:close', 'dns:lookup', 'dns:change', 'dns:stale', 'dns:retire'];
+// The 1 s TTL of the test's records asked again every 200 ms, not every second.
+const FAST_REFRESH = Object.freeze({ minTtl: 200, maxTtl: 200 });
 
 /** Whether this machine routes 127.0.0.2 to loopback (Linux does; macOS needs an alias). */
 function loopbackAliases() {
@@ -102,7 +106,7 @@ for (const protocol of PROTOCOLS) {
     };
 
     it('records flip: new sockets go to the new address, free ones on the old close (dns), an active one after its response', async () => {
-      const { server, pair, agent, events } = await setup();
+      const { server, pair, agent, events } = await setup(undefined, FAST_REFRESH);
       const held = request(url(pair.port, '/hold'), { agent });
       await waitFor(() => pair.held === 1);
       const first = await request(url(pair.port, '/free'), { agent });
@@ -139,7 +143,7 @@ for (const protocol of PROTOCOLS) {
     });
 
     it('constant load with maxSockets: 1 reaches the new address, losing nothing', async () => {
-      const { server, pair, agent, events } = await setup(undefined, {}, { maxSockets: 1 });
+      const { server, pair, agent, events } = await setup(undefined, FAST_REFRESH, { maxSockets: 1 });
       const served = [];
       let flipped = false;
       let running = true;
@@ -166,7 +170,7 @@ for (const protocol of PROTOCOLS) {
     });
 
     it('the DNS server stops answering: the last answer is kept, nothing is retired', async () => {
-      const { server, pair, agent, events } = await setup();
+      const { server, pair, agent, events } = await setup(undefined, FAST_REFRESH);
       const first = await request(url(pair.port, '/a'), { agent });
       assert.equal(first.body, `${OLD} /a`);
       server.mode = 'silent';
@@ -185,7 +189,7 @@ for (const protocol of PROTOCOLS) {
       assert.equal(stats(agent, pair.port).closeReasons.dns, undefined);
     });
 
-    it('localhost resolves through dns.lookup, never asking the DNS server', async () => {
+    it('localhost resolves through dns.lookup, never asking the DNS server; so does a request without a host', async () => {
       const server = keep(await createDnsServer());
       const target = keep(await createServer(protocol, servedBy));
       const agent = agentFor(protocol, { dns: { resolver: server.resolver() } });
@@ -193,7 +197,36 @@ for (const protocol of PROTOCOLS) {
       const res = await request(`${protocol}//localhost:${target.port}/l`, { agent, family: 4 });
       assert.equal(res.body, '127.0.0.1 /l');
       assert.deepEqual(events.of('dns:lookup').map((e) => [e.host, e.source]), [['localhost', 'lookup']]);
+      // No host at all is localhost to core: the same pool, the same socket.
+      const hostless = await new Promise((resolve, reject) => {
+        const req = (protocol === 'https:' ? https : http).request({ port: target.port, path: '/n', agent, family: 4 }, (response) => {
+          response.setEncoding('utf8');
+          let body = '';
+          response.on('data', (chunk) => { body += chunk; });
+          response.on('end', () => resolve({ body, reusedSocket: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.deepEqual(hostless, { body: '127.0.0.1 /n', reusedSocket: true });
       assert.equal(server.total, 0);
+    });
+
+    it('an answer that loses one of two addresses retires the sockets to that one only', async () => {
+      const { server, pair, agent, events } = await setup({ [HOST]: { A: [OLD, NEW], ttl: 1 } }, { ...FAST_REFRESH, spread: true });
+      const bodies = (await Promise.all([request(url(pair.port, '/1'), { agent }), request(url(pair.port, '/2'), { agent })])).map((res) => res.body);
+      assert.deepEqual(bodies.map((body) => body.split(' ')[0]).sort(), [OLD, NEW]);
+      await waitFor(() => Object.values(agent.freeSockets).flat().length === 2);
+
+      server.set(HOST, { A: [NEW], ttl: 1 });
+      await waitFor(() => events.of('socket:close').length === 1, { limit: 10000 });
+      assert.equal(events.of('socket:close')[0].reason, 'dns');
+      assert.deepEqual(events.of('dns:retire').map(({ address, free }) => ({ address, free })), [{ address: OLD, free: true }]);
+      const kept = Object.values(agent.freeSockets).flat();
+      assert.equal(kept.length, 1);
+      assert.equal(kept[0].remoteAddress, NEW);
+      const next = await request(url(pair.port, '/3'), { agent });
+      assert.deepEqual([next.body, next.reusedSocket], [`${NEW} /3`, true]);
     });
 
     it('a name only the system knows (this machine\'s host name) resolves', async function () {

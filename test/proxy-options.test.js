@@ -6,8 +6,7 @@
 // the agent prints: pool names, SOCKET_NAME, getCurrentStatus(), debug
 // output, error messages, util.inspect(agent).
 const assert = require('node:assert/strict');
-const { format, inspect } = require('node:util');
-const createDebug = require('debug');
+const { inspect } = require('node:util');
 const { HttpAgent, HttpsAgent, constants } = require('steady-agent');
 const { parseNoProxy, bypasses } = require('../lib/proxy/no_proxy');
 const { resolveProxy, normalizeProxyOptions } = require('../lib/proxy/options');
@@ -15,6 +14,7 @@ const { ProxyTunnelError, InvalidProxyOptionError } = require('../lib/errors');
 const { createHttpServer, createHttpsServer, fixtures } = require('./support/servers');
 const { startProxy } = require('./support/proxy');
 const { request } = require('./support/request');
+const { captureDebug } = require('./support/debug_lines');
 
 const SECRET = 'S3cr3t-Pa55';
 const BASE64_SECRET = Buffer.from(`user:${SECRET}`).toString('base64');
@@ -212,17 +212,8 @@ describe('proxy options', () => {
 
   describe('secrets', () => {
     const closers = [];
-    let lines;
-    let originalLog;
-    beforeEach(() => {
-      lines = [];
-      originalLog = createDebug.log;
-      createDebug.log = (...args) => lines.push(format(...args));
-      createDebug.enable('steady-agent');
-    });
+    const debugOutput = captureDebug();
     afterEach(async () => {
-      createDebug.disable();
-      createDebug.log = originalLog;
       for (const close of closers.splice(0).reverse()) await close();
     });
 
@@ -247,7 +238,7 @@ describe('proxy options', () => {
         JSON.stringify(httpAgent.getCurrentStatus()),
         inspect(httpsAgent, { depth: 4 }),
         inspect(httpAgent, { depth: 4 }),
-        ...lines,
+        ...debugOutput.lines,
       ].join('\n');
       assert.doesNotMatch(printed, new RegExp(`${SECRET}|${BASE64_SECRET}`));
       assert.match(printed, new RegExp(`via http://127\\.0\\.0\\.1:${proxy.port}`));
@@ -265,9 +256,9 @@ describe('proxy options', () => {
       await assert.rejects(request(secure.url('/no'), { agent: bad }), { statusCode: 407 });
       const origin = `http://127\\.0\\.0\\.1:${proxy.port}`;
       const target = `127\\.0\\.0\\.1:${secure.port}`;
-      assert.ok(lines.some((line) => new RegExp(`tunnel to ${target} through ${origin}: 200 in \\d+\\.\\d ms`).test(line)), lines.join('\n'));
-      assert.ok(lines.some((line) => new RegExp(`tunnel to ${target} through ${origin}: 407 in \\d+\\.\\d ms`).test(line)));
-      assert.doesNotMatch(lines.join('\n'), new RegExp(`${SECRET}|${BASE64_SECRET}`));
+      assert.ok(debugOutput.lines.some((line) => new RegExp(`tunnel to ${target} through ${origin}: 200 in \\d+\\.\\d ms`).test(line)), debugOutput.lines.join('\n'));
+      assert.ok(debugOutput.lines.some((line) => new RegExp(`tunnel to ${target} through ${origin}: 407 in \\d+\\.\\d ms`).test(line)));
+      assert.doesNotMatch(debugOutput.lines.join('\n'), new RegExp(`${SECRET}|${BASE64_SECRET}`));
     });
   });
 });

@@ -108,6 +108,22 @@ for (const protocol of PROTOCOLS) {
         assert.deepEqual([origin.queued, origin.queueWaitMs.count, origin.queueTimeouts], [0, 1, 1]);
       });
 
+      it('two requests waiting too long: each fails, one after the other, and the queue is left empty', async () => {
+        const server = keep(await createHoldingServer(protocol));
+        const agent = newAgent({ maxSockets: 1, queueTimeout: 30 });
+        const first = request(server.url('/hold'), { agent });
+        await waitFor(() => server.held === 1);
+        const errors = await Promise.all([request(server.url('/late1'), { agent }), request(server.url('/late2'), { agent })].map(requestError));
+        assert.deepEqual(errors.map((err) => err.code), ['ERR_AGENT_QUEUE_TIMEOUT', 'ERR_AGENT_QUEUE_TIMEOUT']);
+        assert.equal(server.held, 1);
+        assert.equal(queued(agent), 0);
+        assert.deepEqual(Object.keys(agent.requests), []);
+        server.release();
+        assert.equal((await first).body, 'ok /hold');
+        const [origin] = Object.values(agent.getStats().origins);
+        assert.equal(origin.queueTimeouts, 2);
+      });
+
       it('a request that gets its socket in time never fails, and its timer is cleared then', async () => {
         const server = keep(await createHoldingServer(protocol));
         const agent = newAgent({ maxSockets: 1, queueTimeout: '1h' });

@@ -116,6 +116,7 @@ describe('steady-agent/retry: settings', () => {
     assert.throws(() => request('http://127.0.0.1:1/', { retry: { retries: 'many' } }), { message: /"retry\.retries".*'many'/ });
     assert.throws(() => request('http://127.0.0.1:1/', { retry: { tries: 2 } }), { message: /"retry\.tries"/ });
     assert.throws(() => request('http://127.0.0.1:1/', { body: 42 }), { code: 'ERR_INVALID_ARG_TYPE', message: /"body".*42/ });
+    assert.throws(() => request('http://127.0.0.1:1/', { retry: 2 }), { code: 'ERR_INVALID_ARG_TYPE', message: /"retry" option must be an object.*2/ });
     assert.throws(() => request('http://127.0.0.1:1/', 'GET'), { code: 'ERR_INVALID_ARG_TYPE', message: /"options" option must be an object/ });
   });
 

@@ -11,6 +11,7 @@ const { PROTOCOLS } = require('./support/agents');
 const { closeAfterEach } = require('./support/cleanup');
 const { createResetServer } = require('./support/reset_server');
 const { loadRetryClients, RETRY_CLIENT_NAMES } = require('./support/retry_clients');
+const { gotRetryOptions, request, wrapFetch } = require('../lib/retry');
 const { delay } = require('./support/request');
 
 const IDLE = 30;
@@ -125,4 +126,116 @@ describe('steady-agent/retry with real clients', () => {
       });
     }
   }
+});
+
+// The other ways in: request() given one options object, or a URL alone;
+// node-fetch given a URL object, an agent function, a Request, or no agent;
+// got given a body it reads once; and a delay before the retry.
+describe('steady-agent/retry: each form of call', () => {
+  const { keep, agentFor } = closeAfterEach();
+  let got;
+  let fetchV2;
+  before(async () => {
+    got = (await import('got')).default;
+    fetchV2 = require('node-fetch-2');
+  });
+
+  /** A server of `how`, and an agent whose one socket to it has served /first and sat IDLE ms. */
+  async function staleAfterFirst(how) {
+    const srv = keep(await server('http:', how));
+    const agent = agentFor('http:');
+    const first = await request(srv.url('/first'), { agent });
+    first.resume();
+    await new Promise((resolve) => first.on('end', resolve));
+    await delay(IDLE);
+    return { srv, agent };
+  }
+
+  const text = async (res) => {
+    const chunks = [];
+    for await (const chunk of res) chunks.push(chunk);
+    return Buffer.concat(chunks).toString();
+  };
+
+  it('request(options): one object with host, port, path and agent is sent again, with no settings at all', async () => {
+    const { srv, agent } = await staleAfterFirst('reset');
+    const res = await request({ host: '127.0.0.1', port: srv.port, path: '/second', agent });
+    assert.equal(res.statusCode, 200);
+    assert.equal(await text(res), 'ok GET /second');
+    assert.deepEqual(srv.applied, ['GET /first', 'GET /second']);
+    assert.equal(srv.connections.length, 2);
+  });
+
+  it('request(url) alone: no options, Node\'s global agent', async () => {
+    const srv = keep(await server('http:', 'reset'));
+    const res = await request(srv.url('/alone'));
+    const { socket } = res;
+    assert.equal(await text(res), 'ok GET /alone');
+    socket.destroy(); // out of the global agent's pool (keep-alive on Node 19+)
+  });
+
+  it('retry.delay: the request is sent again after the delay', async () => {
+    const { srv, agent } = await staleAfterFirst('end');
+    // A timer of 20 ms started in onRetry fires before the retry's 40 ms
+    // delay, started after it, has run out (timers fire in the order they
+    // fall due): the retry has not asked for its socket by then.
+    const atMarker = [];
+    const res = await request(srv.url('/second'), {
+      agent,
+      retry: {
+        delay: 40,
+        onRetry: () => { setTimeout(() => atMarker.push(agent.createSocketCount), 20); },
+      },
+    });
+    assert.equal(await text(res), 'ok GET /second');
+    assert.deepEqual(atMarker, [1], 'one socket (the first request\'s) when the marker fired');
+    assert.equal(agent.createSocketCount, 2, 'the retry got a new one after the delay');
+  });
+
+  it('node-fetch: a URL object and an agent function are sent again', async () => {
+    const { srv, agent } = await staleAfterFirst('reset');
+    const urls = [];
+    const res = await wrapFetch(fetchV2)(new URL(srv.url('/second')), { agent: (url) => { urls.push(url.pathname); return agent; } });
+    assert.equal(await res.text(), 'ok GET /second');
+    assert.deepEqual(urls, ['/second', '/second'], 'the agent function is asked for each attempt');
+    assert.deepEqual(srv.applied, ['GET /first', 'GET /second']);
+  });
+
+  it('node-fetch: a Request with a body (read once) is not sent again, though keyed; its agent is the Request\'s', async () => {
+    const { srv, agent } = await staleAfterFirst('reset');
+    const input = new fetchV2.Request(srv.url('/second'), { method: 'POST', headers: { 'Idempotency-Key': 'k-9' }, body: 'pay', agent });
+    await assert.rejects(wrapFetch(fetchV2)(input), (err) => {
+      assert.match(`${err.code} ${err.message}`, /ECONNRESET/);
+      assert.equal(err.cause?.staleSocket, true, 'the request went out on the agent: its error is marked');
+      return true;
+    });
+    assert.deepEqual(srv.applied, ['GET /first']);
+  });
+
+  it('node-fetch without any agent: fetched as it is', async () => {
+    const srv = keep(await server('http:', 'reset'));
+    const res = await wrapFetch(fetchV2)(srv.url('/plain'), { headers: { Connection: 'close' } });
+    assert.equal(await res.text(), 'ok GET /plain');
+  });
+
+  it('got: a keyed POST whose body is an async generator is not sent again', async () => {
+    const { srv, agent } = await staleAfterFirst('reset');
+    async function* body() { yield 'pa'; yield 'y'; }
+    await assert.rejects(got(srv.url('/second'), {
+      ...gotRetryOptions({ delay: 20 }),
+      agent: { http: agent },
+      method: 'POST',
+      headers: { 'Idempotency-Key': 'k-4', 'Content-Length': '3' },
+      body: body(),
+    }), /ECONNRESET/);
+    assert.deepEqual(srv.applied, ['GET /first']);
+  });
+
+  it('got: with a retry delay, a GET is sent again once', async () => {
+    const { srv, agent } = await staleAfterFirst('reset');
+    const res = await got(srv.url('/second'), { ...gotRetryOptions({ delay: 20 }), agent: { http: agent } });
+    assert.equal(res.body, 'ok GET /second');
+    assert.equal(res.retryCount, 1);
+    assert.deepEqual(srv.applied, ['GET /first', 'GET /second']);
+  });
 });

@@ -123,6 +123,34 @@ describe('TCP keep-alive probes from the moment a socket connects', () => {
     });
   }
 
+  // connectTimeout alone still sets up each connection (its timer), and no
+  // probes: the two settings are independent.
+  for (const protocol of PROTOCOLS) {
+    it(`tcpKeepAlive: false with connectTimeout sets none (${protocol.slice(0, -1)}), and the connection is made in time`, async () => {
+      const server = keep(await createHoldingServer(protocol));
+      const agent = agentFor(protocol, { keepAlive: false, tcpKeepAlive: false, connectTimeout: '1h' });
+      const pending = request(server.url('/hold'), { agent });
+      await waitFor(() => server.held === 1);
+      assert.notEqual((await timerOf(activeSocket(agent))).code, KEEPALIVE_TIMER);
+      server.release();
+      assert.equal((await pending).status, 200);
+    });
+  }
+
+  it('tcpKeepAlive: false with connectTimeout through a CONNECT tunnel: none on the connection to the proxy', async () => {
+    const proxy = keep(await startProxy());
+    const ports = new Set();
+    proxy.server.on('connection', (socket) => ports.add(socket.remotePort));
+    const server = keep(await createHoldingServer('https:'));
+    const agent = agentFor('https:', { proxy: proxy.url(), ca: fixtures.ca, keepAlive: false, tcpKeepAlive: false, connectTimeout: '1h' });
+    const pending = request(server.url('/hold'), { agent });
+    await waitFor(() => server.held === 1);
+    assert.equal(ports.size, 1);
+    assert.notEqual((await idleTimer([...ports][0], proxy.port)).code, KEEPALIVE_TIMER);
+    server.release();
+    assert.equal((await pending).status, 200);
+  });
+
   for (const proxyProtocol of PROTOCOLS) {
     it(`through a CONNECT tunnel (${proxyProtocol.slice(0, -1)} proxy): on the connection to the proxy`, async () => {
       const proxy = keep(await startProxy({ protocol: proxyProtocol }));

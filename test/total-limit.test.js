@@ -104,6 +104,26 @@ for (const protocol of PROTOCOLS) {
       assert.equal(agent.totalSocketCount, 2);
     });
 
+    it('a request of an origin at its own maxSockets waits for it: no other origin\'s idle socket is given up', async () => {
+      const a = keep(await createHoldingServer(protocol));
+      const b = keep(await createHoldingServer(protocol));
+      const agent = agentFor(protocol, { maxSockets: 1, maxTotalSockets: 2, freeSocketTimeout: '1h' });
+      const { socket: idleSocket } = await request(b.url('/b'), { agent });
+      await waitFor(() => freeCount(agent) === 1);
+      const busy = request(a.url('/hold'), { agent });
+      await waitFor(() => a.held === 1);
+      const waiting = request(a.url('/second'), { agent });
+      assert.equal(total(agent.getCurrentStatus().requests), 1, 'queued behind maxSockets: 1');
+      assert.equal(agent.closeSocketCount, 0);
+      assert.equal(idleSocket.destroyed, false, 'B\'s idle socket is kept');
+      a.release();
+      assert.equal((await busy).body, 'ok /hold');
+      const second = await waiting;
+      assert.equal(second.body, 'ok /second');
+      assert.equal(second.reusedSocket, true, 'served on A\'s one socket');
+      assert.equal(freeCount(agent), 2);
+    });
+
     it('with no idle socket, a request waits as with core, and no busy socket is touched', async () => {
       const a = keep(await createHoldingServer(protocol));
       const b = keep(await createHoldingServer(protocol));
