@@ -9,7 +9,9 @@
 // which stays while the socket idles: 64 to 200 bytes an event on every idle
 // socket. Where core's own listener calls one of the agent's hooks with all
 // it needs to know ('agentRemove': removeSocket), the agent adds none (see
-// fromCore); the others stay (benchmark/README.md, What is left in memory).
+// fromCore); where it must listen, the array is made with room for a
+// request's listener (withRoom); the rest is in benchmark/README.md, What is
+// left in memory.
 const { PHASES } = require('./socket_state');
 
 /**
@@ -28,6 +30,26 @@ function watch(socket, state, on, fromCore) {
   socket.on('end', on.end);
   // on, not once: a once wrapper would stay on every idle socket.
   if (!fromCore) socket.on('agentRemove', on.agentRemove);
+  withRoom(socket, 'timeout');
+  withRoom(socket, 'close');
+  withRoom(socket, 'end');
+}
+
+/**
+ * Where the agent's listener made an array of two (beside core's 'timeout'
+ * and 'close' listeners, net's own 'end'), the same two in an array with
+ * room for two more: a request's listener then joins it without V8 growing
+ * it to nineteen slots, which it would keep while the socket idles (120
+ * bytes an event). Once, when the socket is taken on; EventEmitter reads
+ * the array as any other.
+ */
+function withRoom(socket, event) {
+  const events = socket._events;
+  const list = events === undefined ? undefined : events[event];
+  if (!Array.isArray(list) || list.length !== 2) return;
+  const roomy = [list[0], list[1], undefined, undefined];
+  roomy.length = 2; // V8 keeps the capacity: it shrinks only a store much larger than its length
+  events[event] = roomy;
 }
 
 /** An HTTP upgrade took `socket`: every listener off but 'close' (its close still counts). */
