@@ -56,7 +56,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { candidates, createClient, findCandidate, moduleFor } = require('./lib/agents');
 const { startServer, runMain, track } = require('./lib/processes');
-const { runLoad } = require('./lib/load');
+const { runLoad, watchStalls } = require('./lib/load');
 const { fixed, count, envNumber } = require('./lib/stats');
 const { printTable } = require('./lib/table');
 const { saveScenario, commandLine } = require('./lib/results');
@@ -218,14 +218,7 @@ function runBatches(send, total, { size, sockets, waitForAnswers }) {
     let completed = 0;
     let errors = 0;
     let firstError = null;
-    let lastCompleted = -1;
-    const watchdog = setInterval(() => {
-      if (completed === lastCompleted) {
-        clearInterval(watchdog);
-        reject(new Error(`batches stalled: ${completed}/${total} completed, none in ${STALL_MS} ms`));
-      }
-      lastCompleted = completed;
-    }, STALL_MS);
+    const watchdog = watchStalls('batches', () => completed, total, STALL_MS, reject);
 
     let written = 0;
     let answered = 0;

@@ -6,6 +6,23 @@
 const STALL_MS = 30000;
 
 /**
+ * Rejects through `reject` when `completed()` has not moved for `stallMs`;
+ * returns the interval, for clearInterval once the run is done.
+ */
+function watchStalls(what, completed, total, stallMs, reject) {
+  let last = -1;
+  const watchdog = setInterval(() => {
+    const now = completed();
+    if (now === last) {
+      clearInterval(watchdog);
+      reject(new Error(`${what} stalled: ${now}/${total} completed, none in ${stallMs} ms`));
+    }
+    last = now;
+  }, stallMs);
+  return watchdog;
+}
+
+/**
  * Sends `total` requests, `concurrency` in flight. Resolves with
  * { completed, errors, firstError } once every request has finished.
  */
@@ -15,15 +32,8 @@ function runLoad(get, total, concurrency) {
     let completed = 0;
     let errors = 0;
     let firstError = null;
-    let lastCompleted = -1;
 
-    const watchdog = setInterval(() => {
-      if (completed === lastCompleted) {
-        clearInterval(watchdog);
-        reject(new Error(`load stalled: ${completed}/${total} completed, none in ${STALL_MS} ms`));
-      }
-      lastCompleted = completed;
-    }, STALL_MS);
+    const watchdog = watchStalls('load', () => completed, total, STALL_MS, reject);
 
     function onDone(err, status) {
       if (err || status !== 200) {
@@ -53,4 +63,4 @@ function runLoad(get, total, concurrency) {
   });
 }
 
-module.exports = { runLoad };
+module.exports = { runLoad, watchStalls };
