@@ -80,6 +80,20 @@ describe('TCP keep-alive probes from the moment a socket connects', () => {
 
   const { keep, agentFor } = closeAfterEach();
 
+  /**
+   * The OS's timer on the one socket of an agent made with `options`, while
+   * a request holds it; then that request's response.
+   */
+  async function timerWhileHeld(protocol, options) {
+    const server = keep(await createHoldingServer(protocol));
+    const agent = agentFor(protocol, options);
+    const pending = request(server.url('/hold'), { agent });
+    await waitFor(() => server.held === 1);
+    const timer = await timerOf(activeSocket(agent));
+    server.release();
+    return { timer, res: await pending };
+  }
+
   for (const protocol of PROTOCOLS) {
     it(`on an active ${protocol.slice(0, -1)} socket, its first request still in flight, after keepAliveMsecs`, async () => {
       const server = keep(await createHoldingServer(protocol));
@@ -101,25 +115,15 @@ describe('TCP keep-alive probes from the moment a socket connects', () => {
     });
 
     it(`on an active ${protocol.slice(0, -1)} socket of an agent that keeps none alive (keepAlive: false)`, async () => {
-      const server = keep(await createHoldingServer(protocol));
-      const agent = agentFor(protocol, { keepAlive: false });
-      const pending = request(server.url('/hold'), { agent });
-      await waitFor(() => server.held === 1);
-      assert.equal((await timerOf(activeSocket(agent))).code, KEEPALIVE_TIMER);
-      server.release();
-      await pending;
+      const { timer } = await timerWhileHeld(protocol, { keepAlive: false });
+      assert.equal(timer.code, KEEPALIVE_TIMER);
     });
   }
 
   for (const protocol of PROTOCOLS) {
     it(`tcpKeepAlive: false sets none (${protocol.slice(0, -1)}, keepAlive: false, for which Node asks none either)`, async () => {
-      const server = keep(await createHoldingServer(protocol));
-      const agent = agentFor(protocol, { keepAlive: false, tcpKeepAlive: false });
-      const pending = request(server.url('/hold'), { agent });
-      await waitFor(() => server.held === 1);
-      assert.notEqual((await timerOf(activeSocket(agent))).code, KEEPALIVE_TIMER);
-      server.release();
-      await pending;
+      const { timer } = await timerWhileHeld(protocol, { keepAlive: false, tcpKeepAlive: false });
+      assert.notEqual(timer.code, KEEPALIVE_TIMER);
     });
   }
 
@@ -127,13 +131,9 @@ describe('TCP keep-alive probes from the moment a socket connects', () => {
   // probes: the two settings are independent.
   for (const protocol of PROTOCOLS) {
     it(`tcpKeepAlive: false with connectTimeout sets none (${protocol.slice(0, -1)}), and the connection is made in time`, async () => {
-      const server = keep(await createHoldingServer(protocol));
-      const agent = agentFor(protocol, { keepAlive: false, tcpKeepAlive: false, connectTimeout: '1h' });
-      const pending = request(server.url('/hold'), { agent });
-      await waitFor(() => server.held === 1);
-      assert.notEqual((await timerOf(activeSocket(agent))).code, KEEPALIVE_TIMER);
-      server.release();
-      assert.equal((await pending).status, 200);
+      const { timer, res } = await timerWhileHeld(protocol, { keepAlive: false, tcpKeepAlive: false, connectTimeout: '1h' });
+      assert.notEqual(timer.code, KEEPALIVE_TIMER);
+      assert.equal(res.status, 200);
     });
   }
 

@@ -18,6 +18,24 @@ function upgrade(mod, url, options) {
   });
 }
 
+/**
+ * The upgraded socket is the caller's: the agent neither times it out nor
+ * ends it. The caller ends it, and the agent counts its close.
+ */
+async function callersUntilClosed(agent, socket) {
+  // Longer than freeSocketTimeout: the agent must not treat it as its own.
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  const echoed = await new Promise((resolve) => {
+    socket.once('data', (chunk) => resolve(chunk.toString()));
+    socket.write('ping');
+  });
+  assert.equal(echoed, 'ping');
+  assert.equal(socket.destroyed, false);
+  assert.equal(agent.timeoutSocketCount, 0);
+  socket.destroy();
+  await waitFor(() => agent.closeSocketCount === 1);
+}
+
 for (const protocol of PROTOCOLS) {
   describe(`upgrade (${protocol})`, () => {
     let server;
@@ -46,17 +64,7 @@ for (const protocol of PROTOCOLS) {
       });
       assert.deepEqual(agent.getCurrentStatus().sockets, {});
       assert.deepEqual(agent.getCurrentStatus().freeSockets, {});
-      // Longer than freeSocketTimeout: the agent must not treat it as its own.
-      await new Promise((resolve) => setTimeout(resolve, 120));
-      const echoed = await new Promise((resolve) => {
-        socket.once('data', (chunk) => resolve(chunk.toString()));
-        socket.write('ping');
-      });
-      assert.equal(echoed, 'ping');
-      assert.equal(socket.destroyed, false);
-      assert.equal(agent.timeoutSocketCount, 0);
-      socket.destroy();
-      await waitFor(() => agent.closeSocketCount === 1);
+      await callersUntilClosed(agent, socket);
       assert.equal(agent.createSocketCount, 1);
     });
 
@@ -108,17 +116,7 @@ describe('upgrade of a socket from a direct createConnection call (http:)', () =
       createConnection: ({ host, port }, callback) => agent.createConnection({ host, port }, callback),
     });
     assert.equal(agent.createSocketCount, 1);
-    // Longer than freeSocketTimeout: the agent must not treat it as its own.
-    await new Promise((resolve) => setTimeout(resolve, 120));
-    const echoed = await new Promise((resolve) => {
-      upgraded.once('data', (chunk) => resolve(chunk.toString()));
-      upgraded.write('ping');
-    });
-    assert.equal(echoed, 'ping');
-    assert.equal(upgraded.destroyed, false);
-    assert.equal(agent.timeoutSocketCount, 0);
-    upgraded.destroy();
-    await waitFor(() => agent.closeSocketCount === 1);
+    await callersUntilClosed(agent, upgraded);
     const [origin] = Object.values(agent.getStats().origins);
     assert.deepEqual(origin.closeReasons, { upgrade: 1 });
   });
