@@ -21,7 +21,7 @@ const clock = require('./clock');
 const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
 const { socketName } = require('./socket_name');
-const { watch, unwatch, upgradeCall } = require('./socket_listeners');
+const { watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove } = require('./socket_listeners');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -281,23 +281,37 @@ function keepAlive(Base, { name, getName: naming }) {
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
 
-    // The listeners on every socket (lib/socket_listeners.js); `this` is the socket.
+    // The listeners on every socket (lib/socket_listeners.js); `this` is the
+    // socket. Where core's own listener was taken off, the agent's does its
+    // work first (the core* calls).
     static #on = Object.freeze({
       connect() {
         const state = stateOf(this);
         state.connect(clock.now());
         if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
       },
+      free() { coreFree(this, stateOf(this)); },
       end() { stateOf(this).agent.#requestFailed(this, null); },
-      timeout() { stateOf(this).agent.#timeoutEvent(this); },
-      error(err) { stateOf(this).agent.#socketErrored(this, err); },
-      close() { stateOf(this).agent.#socketClosed(this); },
-      // Only on a socket core did not set up (see removeSocket otherwise). Core
-      // also emits 'agentRemove' when it destroys a free socket after an
-      // error: that one is closing in the agent's hands, not leaving them.
-      agentRemove() {
-        this.removeListener('agentRemove', KeepAliveAgent.#on.agentRemove); // once
+      endAfterNet: afterNetEnd(function end() { stateOf(this).agent.#requestFailed(this, null); }),
+      timeout() {
         const state = stateOf(this);
+        coreTimeout(this, state);
+        state.agent.#timeoutEvent(this);
+      },
+      error(err) { stateOf(this).agent.#socketErrored(this, err); },
+      close() {
+        const state = stateOf(this);
+        coreClose(this, state);
+        state.agent.#socketClosed(this);
+      },
+      // Core's part (it calls removeSocket, which sees an upgrade), or on a
+      // socket core did not set up: core also emits 'agentRemove' when it
+      // destroys a free socket after an error: that one is closing in the
+      // agent's hands, not leaving them.
+      agentRemove() {
+        const state = stateOf(this);
+        if (coreRemove(this, state, KeepAliveAgent.#on)) return;
+        this.removeListener('agentRemove', KeepAliveAgent.#on.agentRemove); // once
         if (!state.idle) state.agent.#handOver(this, state);
       },
     });

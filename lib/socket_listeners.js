@@ -3,72 +3,200 @@
 // The agent's listeners on each of its sockets: the same functions for every
 // socket (`this` is the socket), so a socket holds no closure of the agent's.
 //
-// Core listens to most of these events itself: a listener of the agent's
-// beside core's makes an array of two on the socket, and one of nineteen
-// slots once a request's own listener has joined (V8's growth on push),
-// which stays while the socket idles: 64 to 200 bytes an event on every idle
-// socket. Where core's own listener calls one of the agent's hooks with all
-// it needs to know ('agentRemove': removeSocket), the agent adds none (see
-// fromCore); where it must listen, the array is made with room for a
-// request's listener (withRoom); the rest is in benchmark/README.md, What is
-// left in memory.
+// What an idle socket carries counts, once per socket (benchmark/README.md,
+// What is left in memory):
+// - core's createSocket gives every socket four closures of its own over the
+//   agent, the socket and its options ('free', 'close', 'timeout',
+//   'agentRemove': 344 bytes a socket with their context). The agent takes
+//   them off and does their work in its own listeners for those events
+//   (takeOverCore; the core* functions below), which it needs anyway; one
+//   listener where there were two also means no array of them;
+// - net's own 'end' listener, one function for every socket, is called first
+//   by the agent's (endAfterNet) instead of sharing an array with it;
+// - where a listener of the agent's must share an event, the array is made
+//   with room for a request's listener (withRoom).
+const { EventEmitter } = require('node:events');
 const { PHASES } = require('./socket_state');
+
+// Core's listeners (lib/_http_agent.js, installListeners), the last added to
+// each of these events before the agent takes the socket on, by name: the
+// same on Node 18 to 26. Another Node's, named otherwise, stay where they are.
+const CORE_LISTENERS = [['free', 'onFree'], ['close', 'onClose'], ['timeout', 'onTimeout'], ['agentRemove', 'onRemove']];
+
+// net's 'end' listener (onReadableStreamEnd: a socket that may not be half
+// open stops writing), the same function on every socket; found on the
+// first socket.
+let netEnd = null;
 
 /**
  * Listens on `socket` (its `state` just made) with `on`, the agent class's
- * listeners: connect, timeout, error, close, end, agentRemove. `fromCore`:
- * core's createSocket set the socket up, and its 'agentRemove' listener
- * calls removeSocket (see upgradeCall).
+ * listeners: connect, free, timeout, error, close, end, endAfterNet,
+ * agentRemove. `fromCore`: core's createSocket set the socket up.
  */
 function watch(socket, state, on, fromCore) {
   if (socket.encrypted) socket.once('secureConnect', on.connect);
   else if (socket.connecting) socket.once('connect', on.connect);
   else state.connected = true;
+  state.coreListens = fromCore && takeOverCore(socket);
+  if (state.coreListens) socket.on('free', on.free);
   socket.on('timeout', on.timeout);
   socket.on('error', on.error);
   socket.on('close', on.close);
-  socket.on('end', on.end);
-  // on, not once: a once wrapper would stay on every idle socket.
-  if (!fromCore) socket.on('agentRemove', on.agentRemove);
+  if (!absorbNetEnd(socket, on.endAfterNet)) socket.on('end', on.end);
+  // on, not once: a once wrapper would stay on every idle socket. On a
+  // socket core set up where core's listeners stayed, core's calls
+  // removeSocket (see upgradeCall).
+  if (state.coreListens || !fromCore) socket.on('agentRemove', on.agentRemove);
   withRoom(socket, 'timeout');
   withRoom(socket, 'close');
   withRoom(socket, 'end');
 }
 
+/** The last listener of `event` on `socket`, if it is named `name`; else null. */
+function lastNamed(socket, event, name) {
+  const list = socket._events?.[event];
+  const last = Array.isArray(list) ? list[list.length - 1] : list;
+  return typeof last === 'function' && last.name === name ? last : null;
+}
+
+/** Takes core's four listeners off `socket` if all four are there; true if so. */
+function takeOverCore(socket) {
+  const found = CORE_LISTENERS.map(([event, name]) => lastNamed(socket, event, name));
+  if (found.includes(null)) return false;
+  CORE_LISTENERS.forEach(([event], i) => socket.removeListener(event, found[i]));
+  return true;
+}
+
 /**
- * Where the agent's listener made an array of two (beside core's 'timeout'
- * and 'close' listeners, net's own 'end'), the same two in an array with
- * room for two more: a request's listener then joins it without V8 growing
- * it to nineteen slots, which it would keep while the socket idles (120
- * bytes an event). Once, when the socket is taken on; EventEmitter reads
- * the array as any other.
+ * Puts `endAfterNet` in net's place on 'end' (in an array where a TLS socket
+ * still has its handshake's listener in front); true if net's was there.
+ */
+function absorbNetEnd(socket, endAfterNet) {
+  const events = socket._events;
+  const end = events === undefined ? undefined : events.end;
+  if (end === undefined) return false;
+  if (netEnd === null) {
+    const found = (Array.isArray(end) ? end : [end]).find((listener) => listener.name === 'onReadableStreamEnd');
+    if (found === undefined) return false;
+    netEnd = found;
+  }
+  if (end === netEnd) {
+    events.end = endAfterNet;
+    return true;
+  }
+  const at = Array.isArray(end) ? end.indexOf(netEnd) : -1;
+  if (at === -1) return false;
+  end[at] = endAfterNet;
+  return true;
+}
+
+/** The agent's 'end' listener `end`, after net's, as one listener. */
+function afterNetEnd(end) {
+  return function endAfterNet() {
+    netEnd.call(this);
+    end.call(this);
+  };
+}
+
+// ---- core's listeners, taken over ---------------------------------------------
+// Each does what core's did, while core's would still be listening (until
+// its 'agentRemove').
+
+/** 'free': core's pools the socket or hands it on, through the agent's 'free' event. */
+function coreFree(socket, state) {
+  state.agent.emit('free', socket, state.createOptions);
+}
+
+/** 'close': out of the agent's count and maps. */
+function coreClose(socket, state) {
+  if (!state.coreListens) return;
+  state.agent.totalSocketCount--;
+  state.agent.removeSocket(socket, state.createOptions);
+}
+
+/** 'timeout': a socket in the pool is destroyed. */
+function coreTimeout(socket, state) {
+  if (!state.coreListens || state.phase !== PHASES.FREE) return;
+  if (state.agent.freeSockets[state.pool]?.includes(socket)) socket.destroy();
+}
+
+/**
+ * 'agentRemove' (an HTTP upgrade, or an error on a free socket): the socket
+ * leaves the agent's count and maps, and core listens no more; the agent's
+ * 'free' and 'agentRemove' listeners come off with core's. False if core's
+ * listeners were not taken over.
+ */
+function coreRemove(socket, state, on) {
+  if (!state.coreListens) return false;
+  state.coreListens = false;
+  state.agent.totalSocketCount--;
+  state.agent.removeSocket(socket, state.createOptions);
+  socket.removeListener('free', on.free);
+  socket.removeListener('agentRemove', on.agentRemove);
+  return true;
+}
+
+/**
+ * Where the agent's listener shares an event with others (TLS's on 'close',
+ * core's where they stayed), or is alone on 'close', the same listeners in
+ * an array with room for three more: a request's listeners (and a caller's
+ * on 'close') then join it without V8 growing it to nineteen slots, which it
+ * would keep while the socket idles (120 bytes an event). Once, when the
+ * socket is taken on; EventEmitter reads the array as any other, and makes
+ * it one function again when one listener is left.
  */
 function withRoom(socket, event) {
   const events = socket._events;
   const list = events === undefined ? undefined : events[event];
-  if (!Array.isArray(list) || list.length !== 2) return;
-  const roomy = [list[0], list[1], undefined, undefined];
-  roomy.length = 2; // V8 keeps the capacity: it shrinks only a store much larger than its length
+  let roomy;
+  if (Array.isArray(list)) {
+    roomy = [...list, undefined, undefined, undefined];
+    roomy.length = list.length; // V8 keeps the capacity: it shrinks only a store much larger than its length
+  } else if (event === 'close' && typeof list === 'function') {
+    roomy = [list, undefined, undefined, undefined];
+    roomy.length = 1;
+  } else {
+    return;
+  }
+  for (const mark of ARRAY_MARKS) roomy[mark] = 0;
   events[event] = roomy;
 }
 
-/** An HTTP upgrade took `socket`: every listener off but 'close' (its close still counts). */
+// What EventEmitter writes on each array of listeners it makes, besides the
+// listeners: Node 24 and later count the emits under way over it (an array
+// being emitted over is copied before it changes, so that a listener that
+// takes itself off does not make the next one missed). An array withRoom
+// makes carries the same, at zero: none is under way over a new array.
+const ARRAY_MARKS = (() => {
+  const probe = new EventEmitter();
+  const noop = () => {};
+  probe.on('probe', noop);
+  probe.on('probe', noop);
+  return Object.getOwnPropertySymbols(probe._events.probe);
+})();
+
+/** An HTTP upgrade took `socket`: every listener off but 'close' (its close still counts); net's 'end' stays. */
 function unwatch(socket, on) {
   socket.removeListener('secureConnect', on.connect);
   socket.removeListener('connect', on.connect);
   socket.removeListener('timeout', on.timeout);
   socket.removeListener('error', on.error);
   socket.removeListener('end', on.end);
+  const events = socket._events;
+  const end = events.end;
+  if (end === on.endAfterNet) events.end = netEnd;
+  else if (Array.isArray(end) && end.includes(on.endAfterNet)) end[end.indexOf(on.endAfterNet)] = netEnd;
 }
 
 /**
- * Whether core called removeSocket from its 'agentRemove' listener for an
- * HTTP upgrade: the socket is still open and serving its request. Pooling a
- * socket, core has detached the request first; a close, or an error on a
- * free socket (core's other 'agentRemove'), destroyed it.
+ * Whether core called removeSocket from its 'agentRemove' listener (or the
+ * agent's, in its place) for an HTTP upgrade: the socket is still open and
+ * serving its request. Pooling a socket, core has detached the request
+ * first; a close, or an error on a free socket (core's other
+ * 'agentRemove'), destroyed it.
  */
 function upgradeCall(socket, state) {
   return state !== undefined && state.phase === PHASES.ACTIVE && socket._httpMessage != null && !socket.destroyed;
 }
 
-module.exports = { watch, unwatch, upgradeCall };
+module.exports = { watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove };

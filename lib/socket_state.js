@@ -218,6 +218,9 @@ const FLAGS = [
   // Who closed it (closedBy): the agent, or else the server.
   'closedByAgent',
   'closedByTheServer',
+  // Core's own listeners were taken off it, and the agent's do their work
+  // until its 'agentRemove' (lib/socket_listeners.js).
+  'coreListens',
 ];
 FLAGS.forEach((name, i) => {
   const bit = 1 << i;

@@ -1,19 +1,25 @@
 'use strict';
 
-// The agent's listeners on its sockets (lib/socket_listeners.js): where they
-// share an event with core's or net's own, they sit in an array made with
-// room for a request's listener. Each request's listeners join and leave it;
-// what stays on an idle socket is the same functions, in the same order,
-// request after request, and every listener still hears its event once.
+// The agent's listeners on its sockets (lib/socket_listeners.js): core's own
+// per-socket closures ('free', 'close', 'timeout', 'agentRemove') are taken
+// off and their work done by the agent's listeners, and net's 'end' listener
+// is called by the agent's; an idle socket then carries no more listeners on
+// those events than with Node's agent, the same ones request after request,
+// and core's work is still done on each path: the pool, a close, an error on
+// a free socket, a free socket's own timeout.
 const assert = require('node:assert/strict');
-const { PROTOCOLS, createAgent } = require('./support/agents');
-const { createServer } = require('./support/servers');
-const { request } = require('./support/request');
+const https = require('node:https');
+const http = require('node:http');
+const { PROTOCOLS, createAgent, total } = require('./support/agents');
+const { createServer, fixtures } = require('./support/servers');
+const { request, waitFor } = require('./support/request');
 
-const EVENTS = ['close', 'timeout', 'end', 'error'];
+const EVENTS = ['free', 'close', 'timeout', 'agentRemove', 'end', 'error'];
+const CORE_CLOSURES = ['onFree', 'onClose', 'onTimeout', 'onRemove'];
 
 // listeners(): a once wrapper (core's on a free socket's 'error') is new on every free; what it wraps is not.
 const idleListeners = (socket) => Object.fromEntries(EVENTS.map((event) => [event, socket.listeners(event)]));
+const counts = (socket) => Object.fromEntries(EVENTS.map((event) => [event, socket.listenerCount(event)]));
 
 for (const protocol of PROTOCOLS) {
   describe(`the agent's socket listeners (${protocol})`, () => {
@@ -23,20 +29,40 @@ for (const protocol of PROTOCOLS) {
     after(() => server.close());
     afterEach(() => agent.destroy());
 
+    it('an idle socket has core\'s listeners\' work done by the agent\'s: no more listeners than with Node\'s agent but the agent\'s \'error\'', async () => {
+      agent = createAgent(protocol);
+      const mod = protocol === 'https:' ? https : http;
+      const nodeAgent = new mod.Agent({ keepAlive: true, ca: fixtures.ca });
+      try {
+        const ours = (await request(server.url(), { agent })).socket;
+        const core = (await request(server.url(), { agent: nodeAgent })).socket;
+        await waitFor(() => total(agent.getCurrentStatus().freeSockets) === 1 && Object.keys(nodeAgent.freeSockets).length === 1);
+        const expected = counts(core);
+        assert.equal(expected.free, 1, 'core\'s own, with Node\'s agent');
+        expected.error += 1; // the agent's, which counts errors
+        assert.deepEqual(counts(ours), expected);
+        for (const event of EVENTS) {
+          const names = ours.listeners(event).map((listener) => listener.name);
+          assert.ok(!names.some((name) => CORE_CLOSURES.includes(name)), `no closure of core's on '${event}': ${names}`);
+        }
+      } finally {
+        nodeAgent.destroy();
+      }
+    });
+
     it('an idle socket keeps the same listeners, in order, request after request; a caller\'s hears its event once', async () => {
       agent = createAgent(protocol, { maxSockets: 1 });
       const url = server.url();
       const first = await request(url, { agent });
       const socket = first.socket;
       const idle = idleListeners(socket);
-      assert.ok(idle.close.length >= 2 && idle.timeout.length >= 2, 'core\'s and the agent\'s');
       for (let i = 0; i < 3; i++) {
         const res = await request(url, { agent });
         assert.equal(res.socket, socket, 'the same socket, reused');
         assert.deepEqual(idleListeners(socket), idle);
       }
-      // A caller's listener joins the array and hears the close once; the
-      // agent still counts it.
+      // A caller's listener joins the agent's and hears the close once; the
+      // agent still counts it, and core's count and maps let it go.
       let heard = 0;
       socket.on('close', () => { heard++; });
       const closed = new Promise((resolve) => socket.once('close', resolve));
@@ -44,6 +70,63 @@ for (const protocol of PROTOCOLS) {
       await closed;
       assert.equal(heard, 1);
       assert.equal(agent.closeSocketCount, 1);
+      assert.equal(agent.totalSocketCount, 0);
+      assert.deepEqual(Object.keys(agent.freeSockets), []);
+    });
+
+    it('a once listener taking itself off as the event is emitted does not make the next listener missed', async () => {
+      agent = createAgent(protocol);
+      const { socket } = await request(server.url(), { agent });
+      // Before the agent's (at index 0 of the array the agent made), then after it.
+      const heard = [];
+      socket.prependOnceListener('close', () => heard.push('first, once'));
+      socket.once('close', () => heard.push('second, once'));
+      socket.on('close', () => heard.push('third'));
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      socket.destroy();
+      await closed;
+      assert.deepEqual(heard, ['first, once', 'second, once', 'third']);
+      assert.equal(agent.closeSocketCount, 1, 'the agent\'s listener heard it');
+      assert.equal(agent.totalSocketCount, 0);
+    });
+
+    it('the server\'s close of an idle socket: out of the pool and of totalSocketCount once, as core\'s listener did', async () => {
+      agent = createAgent(protocol);
+      const { socket } = await request(server.url(), { agent });
+      assert.equal(agent.totalSocketCount, 1);
+      for (const serverSide of server.connections) serverSide.destroy();
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(socket.destroyed, true);
+      assert.equal(agent.totalSocketCount, 0);
+      assert.deepEqual(Object.keys(agent.freeSockets), []);
+      assert.deepEqual(Object.keys(agent.sockets), []);
+      // The next request gets a new socket.
+      const next = await request(server.url(), { agent });
+      assert.notEqual(next.socket, socket);
+      assert.equal(agent.totalSocketCount, 1);
+    });
+
+    it('an error on a free socket: out of the pool and of totalSocketCount once (its \'agentRemove\', then its close)', async () => {
+      agent = createAgent(protocol);
+      const { socket } = await request(server.url(), { agent });
+      socket.destroy(new Error('injected'));
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(agent.errorSocketCount, 1);
+      assert.equal(agent.totalSocketCount, 0);
+      assert.deepEqual(Object.keys(agent.freeSockets), []);
+      assert.equal(socket.listenerCount('free'), 0, 'core\'s \'agentRemove\' takes the \'free\' listener off');
+      assert.equal(socket.listenerCount('agentRemove'), 0);
+    });
+
+    it('a free socket\'s own timeout (a caller\'s setTimeout): destroyed in the pool, as core\'s listener did, and counted', async () => {
+      agent = createAgent(protocol, { freeSocketTimeout: 60000 });
+      const { socket } = await request(server.url(), { agent });
+      socket.setTimeout(10);
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(socket.destroyed, true);
+      assert.equal(agent.timeoutSocketCount, 1);
+      assert.equal(agent.totalSocketCount, 0);
+      assert.deepEqual(Object.keys(agent.freeSockets), []);
     });
   });
 }

@@ -64,6 +64,10 @@ for (const protocol of PROTOCOLS) {
       });
       assert.deepEqual(agent.getCurrentStatus().sockets, {});
       assert.deepEqual(agent.getCurrentStatus().freeSockets, {});
+      // Nothing of the agent's or core's listens but the agent's 'close';
+      // net's own 'end' listener is there, as with Node's agent.
+      for (const event of ['free', 'agentRemove', 'timeout', 'error']) assert.equal(socket.listenerCount(event), 0, event);
+      assert.deepEqual(socket.listeners('end').map((listener) => listener.name), ['onReadableStreamEnd']);
       await callersUntilClosed(agent, socket);
       assert.equal(agent.createSocketCount, 1);
     });
