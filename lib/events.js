@@ -13,7 +13,6 @@
 const dc = require('node:diagnostics_channel');
 const { OriginTable } = require('./stats');
 const { closeReason } = require('./close_reasons');
-const { SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
 const { now } = require('./clock');
 const { stateOf } = require('./socket_state');
 
@@ -77,7 +76,7 @@ function onWarning(warning) {
   publish(channels.listeners, {
     event: warning.type,
     count: warning.count,
-    requests: socket[SOCKET_REQUEST_COUNT],
+    requests: state.requests,
   }, state.agent, state.entry, socket);
 }
 
@@ -187,7 +186,7 @@ class PoolEvents {
     if (channels.close.hasSubscribers) {
       this.#publish(channels.close, {
         reason,
-        requests: socket[SOCKET_REQUEST_FINISHED_COUNT],
+        requests: state.requestsFinished,
         lifetimeMs: now() - state.createdAt,
       }, entry, socket);
     }

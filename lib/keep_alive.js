@@ -20,7 +20,7 @@ const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
 const clock = require('./clock');
 const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
-const { socketName } = require('./socket_name');
+const { publish } = require('./socket_name');
 const { watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove } = require('./socket_listeners');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
@@ -38,10 +38,7 @@ const {
   CURRENT_ID,
   CREATE_ID,
   INIT_SOCKET,
-  SOCKET_CREATED_TIME,
   SOCKET_NAME,
-  SOCKET_REQUEST_COUNT,
-  SOCKET_REQUEST_FINISHED_COUNT,
 } = require('./constants');
 
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
@@ -263,13 +260,11 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     [INIT_SOCKET](socket, options) {
-      if (socket[SOCKET_NAME] !== undefined) return;
+      if (stateOf(socket) !== undefined || socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
-      const state = attachState(socket, new SocketState(socket, this, pool, options, this.#events.origin(pool, options), clock.now()));
-      socket[SOCKET_NAME] = socketName(this[CREATE_ID](), pool);
-      socket[SOCKET_CREATED_TIME] = Date.now();
-      socket[SOCKET_REQUEST_COUNT] = 1;
-      socket[SOCKET_REQUEST_FINISHED_COUNT] = 0;
+      const entry = this.#events.origin(pool, options);
+      const state = attachState(socket, new SocketState(socket, this, pool, options, entry, clock.now(), this[CREATE_ID](), Date.now()));
+      publish(socket); // agentkeepalive's socket properties, read from `state`
       // Nagle off on every socket: core's https client did not set it before
       // Node 24.15, and a request written in two pieces then waits for the
       // server's delayed ACK (~40 ms).
@@ -329,13 +324,13 @@ function keepAlive(Base, { name, getName: naming }) {
       const state = stateOf(socket);
       if (state === undefined) return; // put in agent.freeSockets by hand, and freed by core
       const req = socket._httpMessage;
-      if (state.handedTo !== null) state.freedAfterHandoff(socket, req); // an aborted handoff given back
+      if (state.handedTo !== null) state.freedAfterHandoff(req); // an aborted handoff given back
       // A 'free' without a finished request: a fresh socket core made for a
       // queued request, or a request aborted before it ran. Each request is
       // counted once, by number: holding on to the request object until the
       // socket's next one would keep it, its response and their buffers
       // alive through garbage collections.
-      if (req != null && req.res != null && state.finishRequest(socket)) this.#events.requestFinished(state);
+      if (req != null && req.res != null && state.finishRequest()) this.#events.requestFinished(state);
       // Otherwise core puts the socket in the pool (keepSocketAlive) or
       // destroys it.
       const queue = this.requests[state.pool];
@@ -352,8 +347,8 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       const next = queue[0];
-      if (socket[SOCKET_REQUEST_FINISHED_COUNT] > 0) next.reusedSocket = true;
-      if (socket[SOCKET_REQUEST_COUNT] === socket[SOCKET_REQUEST_FINISHED_COUNT]) {
+      if (state.requestsFinished > 0) next.reusedSocket = true;
+      if (state.requests === state.requestsFinished) {
         state.handTo(next, clock.now(), socket.bytesRead);
         this.#activate(socket, state);
       } else {
@@ -454,10 +449,10 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #activate(socket, state) {
-      state.activate(socket);
+      state.activate();
       this.#setActiveTimeout(socket);
       this.#events.socketReused(socket, state);
-      if (debug.enabled) debug('%s reused for request %d', socket[SOCKET_NAME], socket[SOCKET_REQUEST_COUNT]);
+      if (debug.enabled) debug('%s reused for request %d', socket[SOCKET_NAME], state.requests);
     }
 
     #setActiveTimeout(socket) {
@@ -567,7 +562,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // a place given to another socket already (#makeRoom, givePlaceUp).
       if (state.placeGivenUp) this.totalSocketCount++;
       this.#events.socketClosed(socket, state, wasFree);
-      if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], socket[SOCKET_REQUEST_FINISHED_COUNT]);
+      if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], state.requestsFinished);
       if (state.phase !== 'upgraded') this.#shutdown.left();
     }
 

@@ -19,8 +19,6 @@
 // Transitions are methods. This module does no I/O and reads no clock: the
 // agent destroys sockets, edits core's maps and passes the time in
 // (test/socket-state.test.js tests it without sockets).
-const { SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
-
 const kState = Symbol('steady-agent.socketState');
 
 const PHASES = Object.freeze({
@@ -40,8 +38,10 @@ class SocketState {
    *   its removeSocket needs them
    * @param {object} entry the origin's counters (lib/stats.js)
    * @param {number} now clock.now()
+   * @param {number} id the agent's number for the socket
+   * @param {number} wallNow Date.now()
    */
-  constructor(socket, agent, pool, createOptions, entry, now) {
+  constructor(socket, agent, pool, createOptions, entry, now, id, wallNow) {
     this.socket = socket;
     this.agent = agent;
     this.pool = pool;
@@ -53,7 +53,13 @@ class SocketState {
     // Its times and other fractional numbers (see NUMBERS below), in one
     // array of unboxed doubles: as fields, each would be a number object of
     // its own on every socket, idle ones included (24 bytes, not 8).
-    this.numbers = [now, 0, now, now, Infinity, Infinity, 0, Infinity, 0];
+    this.numbers = [now, 0, now, now, Infinity, Infinity, 0, Infinity, 0, wallNow];
+    // agentkeepalive's public socket facts, the socket's properties read
+    // them (lib/socket_name.js): its number in the agent, the requests
+    // assigned to it and those it finished.
+    this.id = id;
+    this.requests = 1;
+    this.requestsFinished = 0;
     // Which limit set freeDeadline ('freeSocketTimeout', 'ttl', 'hint' or
     // 'learned': lib/server_limits.js).
     this.limitedBy = 'freeSocketTimeout';
@@ -92,13 +98,10 @@ class SocketState {
     return this.closedByTheServer ? 'server' : null;
   }
 
-  /**
-   * Takes a request: from the pool (idle since freedAt) or straight from the
-   * previous one. `socket` carries agentkeepalive's public counts.
-   */
-  activate(socket) {
+  /** Takes a request: from the pool (idle since freedAt) or straight from the previous one. */
+  activate() {
     this.phase = PHASES.ACTIVE;
-    socket[SOCKET_REQUEST_COUNT]++;
+    this.requests++;
     this.requestsLeft--;
   }
 
@@ -123,8 +126,8 @@ class SocketState {
    * The request it was handed to was aborted before taking it: that request
    * spent no slot of the socket's or the server's counts.
    */
-  handBack(socket) {
-    socket[SOCKET_REQUEST_COUNT]--;
+  handBack() {
+    this.requests--;
     this.requestsLeft++;
   }
 
@@ -134,16 +137,16 @@ class SocketState {
    * previous request still attached (Node 18-22) or the aborted one, which
    * has no response (Node 24+ attaches it when handing the socket over).
    */
-  freedAfterHandoff(socket, req) {
+  freedAfterHandoff(req) {
     const handedTo = this.handedTo;
     this.handedTo = null;
-    if (handedTo !== req || req.res == null) this.handBack(socket);
+    if (handedTo !== req || req.res == null) this.handBack();
   }
 
-  /** True when `socket` finished a request not yet counted (counted now). */
-  finishRequest(socket) {
-    if (socket[SOCKET_REQUEST_FINISHED_COUNT] >= socket[SOCKET_REQUEST_COUNT]) return false;
-    socket[SOCKET_REQUEST_FINISHED_COUNT]++;
+  /** True when it finished a request not yet counted (counted now). */
+  finishRequest() {
+    if (this.requestsFinished >= this.requests) return false;
+    this.requestsFinished++;
     return true;
   }
 
@@ -234,7 +237,7 @@ FLAGS.forEach((name, i) => {
 // The numbers kept in `numbers`, in its order, each read and written as a
 // property of its own. Times are clock.now() (monotonic) ms.
 const NUMBERS = [
-  // For the TTL and the lifetime (SOCKET_CREATED_TIME is wall-clock).
+  // For the TTL and the lifetime (createdWall is wall-clock).
   'createdAt',
   // From creation to connected (TLS and proxy tunnel included): the round
   // trip estimate of the stale judgement (lib/stale_judgement.js); 0 until
@@ -259,6 +262,8 @@ const NUMBERS = [
   // then; -1 if not; 0 when handed on without entering the pool
   // (lib/events.js).
   'watchedFreedAt',
+  // Date.now() when it was created: agentkeepalive's SOCKET_CREATED_TIME.
+  'createdWall',
 ];
 NUMBERS.forEach((name, i) => {
   Object.defineProperty(SocketState.prototype, name, {

@@ -20,7 +20,6 @@
 // younger socket or a new connection, whatever the scheduling.
 const { judgeFailure } = require('./stale_judgement');
 const { stateOf } = require('./socket_state');
-const { SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
 
 /**
  * The marks for the failure, now, of the request `socket` serves, or null:
@@ -31,7 +30,7 @@ function failureMarks(socket, state, now, knownLimitMs) {
   const req = socket._httpMessage;
   if (req == null || req.res != null) return null;
   return judgeFailure({
-    requestsBefore: socket[SOCKET_REQUEST_FINISHED_COUNT],
+    requestsBefore: state.requestsFinished,
     idleMs: state.idleBeforeReuse,
     sinceStartMs: now - state.requestStartedAt,
     connectMs: state.connectMs,

@@ -60,6 +60,27 @@ describe('constants', () => {
         assert.equal(socket[constants.SOCKET_REQUEST_FINISHED_COUNT], 2);
       });
 
+      it('are the socket\'s own enumerable properties; a caller\'s write takes effect', async () => {
+        const first = await request(server.url(), { agent });
+        const socket = first.socket;
+        const own = Object.getOwnPropertySymbols(socket).filter((key) => Object.values(constants).includes(key));
+        assert.deepEqual(own.map(String).sort(), ['SOCKET_CREATED_TIME', 'SOCKET_NAME', 'SOCKET_REQUEST_COUNT', 'SOCKET_REQUEST_FINISHED_COUNT']
+          .map((name) => String(constants[name])).sort());
+        for (const key of own) assert.equal(Object.getOwnPropertyDescriptor(socket, key).enumerable, true);
+        socket[constants.SOCKET_NAME] = 'mine';
+        socket[constants.SOCKET_CREATED_TIME] = 5;
+        assert.equal(socket[constants.SOCKET_NAME], 'mine');
+        assert.equal(socket[constants.SOCKET_CREATED_TIME], 5);
+        // The counts are the agent's: a request finishes when it has counted
+        // it, and the next one is counted from what was written.
+        socket[constants.SOCKET_REQUEST_COUNT] = 10;
+        socket[constants.SOCKET_REQUEST_FINISHED_COUNT] = 9;
+        const second = await request(server.url(), { agent });
+        assert.equal(second.socket, socket);
+        assert.equal(socket[constants.SOCKET_REQUEST_COUNT], 11);
+        assert.equal(socket[constants.SOCKET_REQUEST_FINISHED_COUNT], 10);
+      });
+
       it('socket ids count up per agent', async () => {
         const [a, b] = await Promise.all([request(server.url(), { agent }), request(server.url(), { agent })]);
         const ids = [a.socket, b.socket].map((s) => /^sock\[(\d+)#/.exec(s[constants.SOCKET_NAME])[1]).sort();

@@ -2,19 +2,18 @@
 
 // lib/socket_state.js without sockets: a socket's state, its phases and
 // transitions, and the free timeout lib/server_limits.js writes into it.
-// The "socket" here is a plain object holding agentkeepalive's public counts,
-// which is all the state's transitions touch.
+// The "socket" here is a plain object: the state's transitions touch none of
+// it.
 const assert = require('node:assert/strict');
 const { SocketState, PHASES, stateOf, attachState } = require('../lib/socket_state');
 const { freeTimeout } = require('../lib/server_limits');
-const { SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('../lib/constants');
 
 const agent = { name: 'an agent' };
 const entry = { origin: 'a:1:' };
 
 function fresh(now = 100) {
-  const socket = { [SOCKET_REQUEST_COUNT]: 1, [SOCKET_REQUEST_FINISHED_COUNT]: 0 };
-  const state = attachState(socket, new SocketState(socket, agent, 'a:1:', { _agentKey: 'a:1:' }, entry, now));
+  const socket = {};
+  const state = attachState(socket, new SocketState(socket, agent, 'a:1:', { _agentKey: 'a:1:' }, entry, now, 7, 1700000000000));
   return { socket, state };
 }
 
@@ -30,6 +29,10 @@ describe('SocketState', () => {
     assert.equal(state.idle, false);
     assert.equal(state.connected, false);
     assert.equal(state.createdAt, 100);
+    assert.equal(state.createdWall, 1700000000000);
+    assert.equal(state.id, 7);
+    assert.equal(state.requests, 1);
+    assert.equal(state.requestsFinished, 0);
     assert.equal(state.connectMs, 0);
     assert.equal(state.requestStartedAt, 100);
     assert.equal(state.freeDeadline, Infinity);
@@ -44,16 +47,16 @@ describe('SocketState', () => {
   });
 
   it('has one shape: no transition adds a field', () => {
-    const { socket, state } = fresh();
+    const { state } = fresh();
     const keys = Object.keys(state);
     state.hint({ timeout: 5, max: 3 });
     state.free(200, 4200, 10);
     state.connect(150);
     state.picked(300);
-    state.activate(socket);
+    state.activate();
     state.handTo({}, 350, 15);
-    state.handBack(socket);
-    state.finishRequest(socket);
+    state.handBack();
+    state.finishRequest();
     state.free(400, 500, 20);
     state.probeBound = 1000;
     state.startProbe();
@@ -79,17 +82,17 @@ describe('SocketState', () => {
   });
 
   it('adds one property to the socket, once', () => {
-    const socket = { [SOCKET_REQUEST_COUNT]: 1, [SOCKET_REQUEST_FINISHED_COUNT]: 0 };
+    const socket = { a: 1 };
     const before = Reflect.ownKeys(socket).length;
-    const state = attachState(socket, new SocketState(socket, agent, 'a:1:', {}, entry, 1));
+    const state = attachState(socket, new SocketState(socket, agent, 'a:1:', {}, entry, 1, 0, 0));
     state.free(2, 3, 0);
-    state.activate(socket);
+    state.activate();
     state.close('destroy');
     assert.equal(Reflect.ownKeys(socket).length, before + 1);
   });
 
   it('free -> picked -> active measures the idle time and counts the request', () => {
-    const { socket, state } = fresh(100);
+    const { state } = fresh(100);
     state.free(1000, 5000, 42);
     assert.equal(state.phase, PHASES.FREE);
     assert.equal(state.idle, true);
@@ -99,10 +102,10 @@ describe('SocketState', () => {
     state.picked(1750);
     assert.equal(state.idleBeforeReuse, 750);
     assert.equal(state.requestStartedAt, 1750);
-    state.activate(socket);
+    state.activate();
     assert.equal(state.phase, PHASES.ACTIVE);
     assert.equal(state.idle, false);
-    assert.equal(socket[SOCKET_REQUEST_COUNT], 2);
+    assert.equal(state.requests, 2);
   });
 
   it('connect() measures the connect time from creation: the stale judgement\'s round trip', () => {
@@ -113,19 +116,19 @@ describe('SocketState', () => {
   });
 
   it('counts a finished request once', () => {
-    const { socket, state } = fresh();
-    assert.equal(state.finishRequest(socket), true);
-    assert.equal(socket[SOCKET_REQUEST_FINISHED_COUNT], 1);
-    assert.equal(state.finishRequest(socket), false);
-    assert.equal(socket[SOCKET_REQUEST_FINISHED_COUNT], 1);
+    const { state } = fresh();
+    assert.equal(state.finishRequest(), true);
+    assert.equal(state.requestsFinished, 1);
+    assert.equal(state.finishRequest(), false);
+    assert.equal(state.requestsFinished, 1);
   });
 
   it('the Keep-Alive hint sets the server timeout in ms and the requests left', () => {
-    const { socket, state } = fresh();
+    const { state } = fresh();
     state.hint({ timeout: 5, max: 2 });
     assert.equal(state.serverTimeout, 5000);
     assert.equal(state.requestsLeft, 2);
-    state.activate(socket);
+    state.activate();
     assert.equal(state.requestsLeft, 1);
     state.hint({ max: 7 });
     assert.equal(state.serverTimeout, undefined);
@@ -136,19 +139,19 @@ describe('SocketState', () => {
   });
 
   it('a hand-over to a queued request that was aborted is given back', () => {
-    const { socket, state } = fresh();
+    const { state } = fresh();
     state.hint({ max: 5 });
     const req = {};
     state.handTo(req, 900, 64);
-    state.activate(socket);
+    state.activate();
     assert.equal(state.handedTo, req);
     assert.equal(state.idleBeforeReuse, 0);
     assert.equal(state.requestStartedAt, 900, 'the request got the socket then');
     assert.equal(state.bytesReadWhenFreed, 64, 'bytes read from here on are its response');
-    assert.equal(socket[SOCKET_REQUEST_COUNT], 2);
+    assert.equal(state.requests, 2);
     assert.equal(state.requestsLeft, 4);
-    state.handBack(socket);
-    assert.equal(socket[SOCKET_REQUEST_COUNT], 1);
+    state.handBack();
+    assert.equal(state.requests, 1);
     assert.equal(state.requestsLeft, 5);
   });
 
@@ -164,13 +167,13 @@ describe('SocketState', () => {
       { attached: { res: {} }, handedTo: 'attached', givenBack: false },
     ];
     for (const { attached, handedTo, givenBack } of cases) {
-      const { socket, state } = fresh();
+      const { state } = fresh();
       state.hint({ max: 5 });
       state.handTo(handedTo === 'attached' ? attached : queued, 900, 64);
-      state.activate(socket);
-      state.freedAfterHandoff(socket, attached);
+      state.activate();
+      state.freedAfterHandoff(attached);
       assert.equal(state.handedTo, null);
-      assert.equal(socket[SOCKET_REQUEST_COUNT], givenBack ? 1 : 2);
+      assert.equal(state.requests, givenBack ? 1 : 2);
       assert.equal(state.requestsLeft, givenBack ? 5 : 4);
     }
   });
