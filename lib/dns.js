@@ -547,6 +547,10 @@ class DnsCache {
 // takes the socket on.
 const kDnsHost = Symbol('steady-agent.dnsHost');
 
+// The address a socket connected to (null until it has): what it is judged
+// by. Read from the socket, which keeps it once read, while it is open.
+const addressOf = (socket) => socket.remoteAddress ?? null;
+
 /**
  * The agent's side of the option: which connections get the cache's lookup,
  * which sockets follow which host, and which of them are retired when an
@@ -593,19 +597,14 @@ class AgentDns {
     this.#cache.track(host);
   }
 
-  /** The socket connected: the address it will be judged by. */
-  connected(socket, state) {
-    state.remoteAddress = socket.remoteAddress ?? null;
-  }
-
   /**
    * Whether a socket that just finished a request must serve no other: its
    * address left its host's answer. True means it is being retired
    * (published and logged here).
    */
   retires(socket, state) {
-    if (state.dnsHost === null || !this.#cache.left(state.dnsHost, state.remoteAddress)) return false;
-    this.#cache.retiring(socket, state.dnsHost, state.remoteAddress, false);
+    if (state.dnsHost === null || !this.#cache.left(state.dnsHost, addressOf(socket))) return false;
+    this.#cache.retiring(socket, state.dnsHost, addressOf(socket), false);
     return true;
   }
 
@@ -623,11 +622,11 @@ class AgentDns {
     for (const pool in agent.freeSockets) {
       for (const socket of agent.freeSockets[pool]) {
         const state = stateOf(socket);
-        if (state !== undefined && state.dnsHost === host && this.#cache.left(host, state.remoteAddress)) retired.push([socket, state]);
+        if (state !== undefined && state.dnsHost === host && this.#cache.left(host, addressOf(socket))) retired.push([socket, state]);
       }
     }
     for (const [socket, state] of retired) {
-      this.#cache.retiring(socket, host, state.remoteAddress, true);
+      this.#cache.retiring(socket, host, addressOf(socket), true);
       this.#retireFree(socket, state);
     }
   }

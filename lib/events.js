@@ -112,7 +112,6 @@ class PoolEvents {
   socketCreated(socket, state) {
     this.#agent.createSocketCount++;
     const entry = state.entry;
-    entry.open++;
     entry.socketsCreated++;
     if (channels.create.hasSubscribers) this.#publish(channels.create, {}, entry, socket);
   }

@@ -21,7 +21,9 @@ const clock = require('./clock');
 const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
 const { publish } = require('./socket_name');
-const { watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove } = require('./socket_listeners');
+const {
+  watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
+} = require('./socket_listeners');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -263,7 +265,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (stateOf(socket) !== undefined || socket[SOCKET_NAME] !== undefined) return;
       const pool = options._agentKey ?? this.getName(options);
       const entry = this.#events.origin(pool, options);
-      const state = attachState(socket, new SocketState(socket, this, pool, options, entry, clock.now(), this[CREATE_ID](), Date.now()));
+      const state = attachState(socket, new SocketState(socket, this, options, entry, clock.now(), this[CREATE_ID](), Date.now()));
       publish(socket); // agentkeepalive's socket properties, read from `state`
       // Nagle off on every socket: core's https client did not set it before
       // Node 24.15, and a request written in two pieces then waits for the
@@ -280,12 +282,8 @@ function keepAlive(Base, { name, getName: naming }) {
     // socket. Where core's own listener was taken off, the agent's does its
     // work first (the core* calls).
     static #on = Object.freeze({
-      connect() {
-        const state = stateOf(this);
-        state.connect(clock.now());
-        if (state.dnsHost !== null) state.agent.#dns.connected(this, state);
-      },
-      free() { coreFree(this, stateOf(this)); },
+      connect() { stateOf(this).connect(clock.now()); },
+      free() { coreFree(this, stateOf(this), KeepAliveAgent.#on); },
       end() { stateOf(this).agent.#requestFailed(this, null); },
       endAfterNet: afterNetEnd(function end() { stateOf(this).agent.#requestFailed(this, null); }),
       timeout() {
@@ -305,7 +303,11 @@ function keepAlive(Base, { name, getName: naming }) {
       // agent's hands, not leaving them.
       agentRemove() {
         const state = stateOf(this);
-        if (coreRemove(this, state, KeepAliveAgent.#on)) return;
+        const errored = erroredWhileFree(this, state);
+        if (coreRemove(this, state, KeepAliveAgent.#on)) {
+          if (errored) state.agent.#freeSocketErrored(this, state, this.errored ?? null);
+          return;
+        }
         this.removeListener('agentRemove', KeepAliveAgent.#on.agentRemove); // once
         if (!state.idle) state.agent.#handOver(this, state);
       },
@@ -449,6 +451,7 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     #activate(socket, state) {
+      watchErrors(socket, state, KeepAliveAgent.#on);
       state.activate();
       this.#setActiveTimeout(socket);
       this.#events.socketReused(socket, state);
@@ -517,14 +520,12 @@ function keepAlive(Base, { name, getName: naming }) {
 
     #socketErrored(socket, err) {
       const state = stateOf(socket);
-      this.#events.socketErrored(state);
-      if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
-      // An error on a free socket is counted and ends it; it never reaches the
-      // process. Core's listener destroys the socket; take it out of the pool now.
       if (state.idle) {
-        this.#removeFromPool(socket, state);
+        this.#freeSocketErrored(socket, state, err);
         return;
       }
+      this.#events.socketErrored(state);
+      if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
       this.#requestFailed(socket, err);
       if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learning.collision(socket, state, clock.now());
       // Anywhere else, counting must hide nothing: the error is the caller's,
@@ -538,6 +539,18 @@ function keepAlive(Base, { name, getName: naming }) {
         socket.removeListener('error', KeepAliveAgent.#on.error);
         socket.emit('error', err);
       }
+    }
+
+    // An error on a free socket (or a probe) is counted and ends it; it never
+    // reaches the process. Core's listener destroys the socket (`err`: null
+    // if it kept none); take it out of the pool now.
+    #freeSocketErrored(socket, state, err) {
+      this.#events.socketErrored(state);
+      if (debug.enabled) {
+        if (err === null) debug('%s error while free (not kept by the socket)', socket[SOCKET_NAME]);
+        else debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
+      }
+      this.#removeFromPool(socket, state);
     }
 
     // A request on `socket` failed: with `err`, or with the 'socket hang up'

@@ -102,9 +102,35 @@ function afterNetEnd(end) {
 // Each does what core's did, while core's would still be listening (until
 // its 'agentRemove').
 
-/** 'free': core's pools the socket or hands it on, through the agent's 'free' event. */
-function coreFree(socket, state) {
+/**
+ * 'free': core's pools the socket or hands it on, through the agent's 'free'
+ * event. Pooled, the socket has core's own 'error' listener, which destroys
+ * it and emits 'agentRemove' (where the agent counts the error): the agent's
+ * comes off until the socket is reused (watchErrors), so that an idle socket
+ * has one 'error' listener, not an array of two.
+ */
+function coreFree(socket, state, on) {
   state.agent.emit('free', socket, state.createOptions);
+  if (state.phase !== PHASES.FREE) return;
+  const list = socket._events.error;
+  if (!Array.isArray(list) || list.length !== 2 || list[0] !== on.error || list[1].listener?.name !== 'freeSocketErrorListener') return;
+  socket.removeListener('error', on.error);
+  state.errorsOff = true;
+}
+
+/** Reused: the agent's 'error' listener back, before the request's. */
+function watchErrors(socket, state, on) {
+  if (!state.errorsOff) return;
+  state.errorsOff = false;
+  socket.on('error', on.error);
+}
+
+/**
+ * Whether this 'agentRemove' is core's, after an error on a free socket
+ * (or a probe) the agent had stopped listening to (coreFree).
+ */
+function erroredWhileFree(socket, state) {
+  return state.errorsOff && state.idle && socket.destroyed;
 }
 
 /** 'close': out of the agent's count and maps. */
@@ -199,4 +225,6 @@ function upgradeCall(socket, state) {
   return state !== undefined && state.phase === PHASES.ACTIVE && socket._httpMessage != null && !socket.destroyed;
 }
 
-module.exports = { watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove };
+module.exports = {
+  watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
+};

@@ -19,6 +19,8 @@
 // Transitions are methods. This module does no I/O and reads no clock: the
 // agent destroys sockets, edits core's maps and passes the time in
 // (test/socket-state.test.js tests it without sockets).
+const { CLOSE_REASONS } = require('./close_reasons');
+
 const kState = Symbol('steady-agent.socketState');
 
 const PHASES = Object.freeze({
@@ -33,22 +35,22 @@ class SocketState {
   /**
    * @param {object} socket the socket (the sweeper finds states, not sockets)
    * @param {object} agent the agent that owns the socket
-   * @param {string} pool the pool (origin) name
    * @param {object} createOptions the options core created the socket with:
    *   its removeSocket needs them
-   * @param {object} entry the origin's counters (lib/stats.js)
+   * @param {object} entry its origin's counters (lib/stats.js); entry.origin
+   *   is its pool's name
    * @param {number} now clock.now()
    * @param {number} id the agent's number for the socket
    * @param {number} wallNow Date.now()
    */
-  constructor(socket, agent, pool, createOptions, entry, now, id, wallNow) {
+  constructor(socket, agent, createOptions, entry, now, id, wallNow) {
     this.socket = socket;
     this.agent = agent;
-    this.pool = pool;
     this.createOptions = createOptions;
     this.entry = entry;
-    this.phase = PHASES.ACTIVE;
-    // Its yes/no facts, one bit each (see FLAGS below), and who closed it.
+    // Its yes/no facts, one bit each, and its phase, the limit that set its
+    // free deadline and why it closed, a few bits each (see FLAGS and PACKED
+    // below).
     this.flags = 0;
     // Its times and other fractional numbers (see NUMBERS below), in one
     // array of unboxed doubles: as fields, each would be a number object of
@@ -60,9 +62,6 @@ class SocketState {
     this.id = id;
     this.requests = 1;
     this.requestsFinished = 0;
-    // Which limit set freeDeadline ('freeSocketTimeout', 'ttl', 'hint' or
-    // 'learned': lib/server_limits.js).
-    this.limitedBy = 'freeSocketTimeout';
     // socket.bytesRead when it entered the pool, or was handed straight to a
     // queued request: more later means bytes came while it sat idle (or,
     // after a reuse, that the response had begun).
@@ -72,17 +71,17 @@ class SocketState {
     // The queued request it was handed to on 'free'; it may be aborted before
     // it takes the socket, and then the socket served nothing new.
     this.handedTo = null;
-    // Why it closed, when the agent decided (lib/close_reasons.js); the first
-    // decision stands.
-    this.closeReason = null;
     // With the `dns` option: the host whose cached answer the socket
-    // connected through (lib/dns.js), or null; and the address it connected
-    // to, read when it connects.
+    // connected through (lib/dns.js), or null.
     this.dnsHost = null;
-    this.remoteAddress = null;
     // Its place in the agent's heap of deadlines (lib/free_socket_sweeper.js),
     // -1 when out of it.
     this.heapIndex = -1;
+  }
+
+  /** Its pool's name. */
+  get pool() {
+    return this.entry.origin;
   }
 
   /** Idle: in the pool or a probe, or was when the agent decided to close it. */
@@ -224,15 +223,48 @@ const FLAGS = [
   // Core's own listeners were taken off it, and the agent's do their work
   // until its 'agentRemove' (lib/socket_listeners.js).
   'coreListens',
+  // In the pool, the agent's 'error' listener off: core's counts for it
+  // (lib/socket_listeners.js coreFree).
+  'errorsOff',
 ];
 FLAGS.forEach((name, i) => {
-  const bit = 1 << i;
+  const bit = 2 ** i;
   Object.defineProperty(SocketState.prototype, name, {
     get() { return (this.flags & bit) !== 0; },
     set(value) { this.flags = value ? this.flags | bit : this.flags & ~bit; },
     configurable: true,
   });
 });
+
+// Facts of a few values each, kept as a few bits of `flags` above the yes/no
+// facts: each reads and writes as a property holding one of its values.
+const PACKED = {
+  // Where it is in its life (PHASES).
+  phase: Object.values(PHASES),
+  // Which limit set freeDeadline (lib/server_limits.js).
+  limitedBy: ['freeSocketTimeout', 'ttl', 'hint', 'learned'],
+  // Why it closed, when the agent decided (lib/close_reasons.js); null until
+  // then; the first decision stands.
+  closeReason: [null, ...Object.values(CLOSE_REASONS)],
+};
+let shift = FLAGS.length;
+for (const [name, values] of Object.entries(PACKED)) {
+  const bits = Math.ceil(Math.log2(values.length));
+  const at = 2 ** shift;
+  const mask = (2 ** bits - 1) * at;
+  Object.defineProperty(SocketState.prototype, name, {
+    get() { return values[(this.flags & mask) / at]; },
+    set(value) {
+      const index = values.indexOf(value);
+      if (index === -1) throw new TypeError(`SocketState.${name}: not one of its values: ${value}`);
+      this.flags = (this.flags & ~mask) | (index * at);
+    },
+    configurable: true,
+  });
+  shift += bits;
+}
+// Every bit within a small integer, which V8 keeps unboxed in the field.
+if (shift > 30) throw new Error(`SocketState flags need ${shift} bits`);
 
 // The numbers kept in `numbers`, in its order, each read and written as a
 // property of its own. Times are clock.now() (monotonic) ms.

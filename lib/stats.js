@@ -40,11 +40,16 @@ class RareStats {
 
 const NO_RARE = Object.freeze(new RareStats());
 
+/**
+ * The entry's own RareStats, made at the first need. (A function, not a
+ * private method: a class with one gives each instance a field for it.)
+ */
+function ownRare(entry) {
+  if (entry.rare === NO_RARE) entry.rare = new RareStats();
+  return entry.rare;
+}
+
 class OriginStats {
-  // Live state, what keeps the entry from being dropped: sockets created
-  // and not yet closed, the requests queued (queue.waiting) and a learned
-  // limit.
-  open = 0;
   // Counters, as getStats() reports them.
   socketsCreated = 0;
   socketsClosed = 0;
@@ -69,6 +74,10 @@ class OriginStats {
     this.port = port;
   }
 
+  /**
+   * Live, what keeps the entry from being dropped: sockets created and not
+   * yet closed, the requests queued (queue.waiting) or a learned limit.
+   */
   get live() {
     return this.open > 0 || this.learned !== null || (this.queue !== null && this.queue.waiting > 0);
   }
@@ -78,25 +87,24 @@ class OriginStats {
     (this.queue ??= new QueueStats()).waiting++;
   }
 
-  #own() {
-    if (this.rare === NO_RARE) this.rare = new RareStats();
-    return this.rare;
+  /** Sockets created and not yet closed. */
+  get open() {
+    return this.socketsCreated - this.socketsClosed;
   }
 
   get errors() { return this.rare.errors; }
-  set errors(count) { this.#own().errors = count; }
+  set errors(count) { ownRare(this).errors = count; }
   get timeouts() { return this.rare.timeouts; }
-  set timeouts(count) { this.#own().timeouts = count; }
+  set timeouts(count) { ownRare(this).timeouts = count; }
   get closeReasons() { return this.rare.closeReasons; }
   get announced() { return this.rare.announced; }
-  set announced(ms) { if (ms !== this.rare.announced) this.#own().announced = ms; }
+  set announced(ms) { if (ms !== this.rare.announced) ownRare(this).announced = ms; }
   get learned() { return this.rare.learned; }
-  set learned(ms) { if (ms !== this.rare.learned) this.#own().learned = ms; }
+  set learned(ms) { if (ms !== this.rare.learned) ownRare(this).learned = ms; }
 
   closed(reason) {
-    this.open--;
     this.socketsClosed++;
-    const rare = this.#own();
+    const rare = ownRare(this);
     if (rare.closeReasons === null) rare.closeReasons = new Map();
     rare.closeReasons.set(reason, (rare.closeReasons.get(reason) ?? 0) + 1);
   }

@@ -29,7 +29,7 @@ for (const protocol of PROTOCOLS) {
     after(() => server.close());
     afterEach(() => agent.destroy());
 
-    it('an idle socket has core\'s listeners\' work done by the agent\'s: no more listeners than with Node\'s agent but the agent\'s \'error\'', async () => {
+    it('an idle socket has core\'s listeners\' work done by the agent\'s: no more listeners than with Node\'s agent', async () => {
       agent = createAgent(protocol);
       const mod = protocol === 'https:' ? https : http;
       const nodeAgent = new mod.Agent({ keepAlive: true, ca: fixtures.ca });
@@ -39,7 +39,7 @@ for (const protocol of PROTOCOLS) {
         await waitFor(() => total(agent.getCurrentStatus().freeSockets) === 1 && Object.keys(nodeAgent.freeSockets).length === 1);
         const expected = counts(core);
         assert.equal(expected.free, 1, 'core\'s own, with Node\'s agent');
-        expected.error += 1; // the agent's, which counts errors
+        assert.equal(expected.error, 1, 'core\'s, while the socket is free');
         assert.deepEqual(counts(ours), expected);
         for (const event of EVENTS) {
           const names = ours.listeners(event).map((listener) => listener.name);
@@ -72,6 +72,25 @@ for (const protocol of PROTOCOLS) {
       assert.equal(agent.closeSocketCount, 1);
       assert.equal(agent.totalSocketCount, 0);
       assert.deepEqual(Object.keys(agent.freeSockets), []);
+    });
+
+    it('free, the socket has core\'s \'error\' listener only; reused, the agent\'s again, first, and an error then is counted and reaches the request', async () => {
+      agent = createAgent(protocol);
+      const first = await request(server.url(), { agent });
+      const socket = first.socket;
+      await waitFor(() => total(agent.getCurrentStatus().freeSockets) === 1);
+      assert.deepEqual(socket.listeners('error').map((listener) => listener.name), ['freeSocketErrorListener']);
+      const req = (protocol === 'https:' ? https : http).get(server.url(), { agent });
+      const requestError = new Promise((resolve) => req.on('error', resolve));
+      const reused = await new Promise((resolve) => req.on('socket', (s) => setImmediate(() => resolve(s))));
+      assert.equal(reused, socket, 'the pooled socket, reused');
+      const during = reused.listeners('error').map((listener) => listener.name);
+      assert.equal(during[0], 'error', `the agent's, before the request's: ${during}`);
+      assert.ok(during.length >= 2, during.join());
+      reused.destroy(new Error('injected while active'));
+      assert.equal((await requestError).message, 'injected while active');
+      await waitFor(() => agent.closeSocketCount === 1);
+      assert.equal(agent.errorSocketCount, 1);
     });
 
     it('a once listener taking itself off as the event is emitted does not make the next listener missed', async () => {

@@ -13,7 +13,7 @@ const entry = { origin: 'a:1:' };
 
 function fresh(now = 100) {
   const socket = {};
-  const state = attachState(socket, new SocketState(socket, agent, 'a:1:', { _agentKey: 'a:1:' }, entry, now, 7, 1700000000000));
+  const state = attachState(socket, new SocketState(socket, agent, { _agentKey: 'a:1:' }, entry, now, 7, 1700000000000));
   return { socket, state };
 }
 
@@ -84,7 +84,7 @@ describe('SocketState', () => {
   it('adds one property to the socket, once', () => {
     const socket = { a: 1 };
     const before = Reflect.ownKeys(socket).length;
-    const state = attachState(socket, new SocketState(socket, agent, 'a:1:', {}, entry, 1, 0, 0));
+    const state = attachState(socket, new SocketState(socket, agent, {}, entry, 1, 0, 0));
     state.free(2, 3, 0);
     state.activate();
     state.close('destroy');
@@ -106,6 +106,29 @@ describe('SocketState', () => {
     assert.equal(state.phase, PHASES.ACTIVE);
     assert.equal(state.idle, false);
     assert.equal(state.requests, 2);
+  });
+
+  it('phase, limitedBy and closeReason, packed in a few bits each, read back every value written; an unknown one throws', () => {
+    const { state } = fresh();
+    const { CLOSE_REASONS } = require('../lib/close_reasons');
+    const flags = state.flags;
+    for (const phase of Object.values(PHASES)) {
+      for (const limitedBy of ['freeSocketTimeout', 'ttl', 'hint', 'learned']) {
+        for (const reason of [null, ...Object.values(CLOSE_REASONS)]) {
+          state.phase = phase;
+          state.limitedBy = limitedBy;
+          state.closeReason = reason;
+          assert.deepEqual([state.phase, state.limitedBy, state.closeReason], [phase, limitedBy, reason]);
+        }
+      }
+    }
+    state.phase = PHASES.ACTIVE;
+    state.limitedBy = 'freeSocketTimeout';
+    state.closeReason = null;
+    assert.equal(state.flags, flags, 'the yes/no facts untouched');
+    assert.ok(Number.isInteger(state.flags) && state.flags < 2 ** 30);
+    assert.throws(() => { state.phase = 'asleep'; }, { name: 'TypeError', message: /phase: not one of its values: asleep/ });
+    assert.throws(() => { state.closeReason = 'bored'; }, /closeReason/);
   });
 
   it('connect() measures the connect time from creation: the stale judgement\'s round trip', () => {

@@ -142,10 +142,9 @@ describe('getStats() origin bound (lib/stats.js)', () => {
     const table = new OriginTable();
     // Ten origins stay live throughout (an open socket each).
     const live = Array.from({ length: 10 }, (_, i) => table.use(`live${i}:80:`, `live${i}`, 80, 'http'));
-    for (const entry of live) entry.open++;
+    for (const entry of live) entry.socketsCreated++;
     for (let i = 0; i < 100000; i++) {
       const entry = table.use(`host${i}:80:`, `host${i}`, 80, 'http');
-      entry.open++;
       entry.socketsCreated++;
       entry.closed('free-timeout');
       table.settle(entry);
@@ -177,7 +176,7 @@ describe('getStats() origin bound (lib/stats.js)', () => {
     entry.requests = 3;
     table.settle(entry);
     assert.equal(table.use('a:80:', 'a', 80, 'http'), entry); // live again: no longer settled
-    entry.open++;
+    entry.socketsCreated++; // a socket open
     table.settle(table.use('b:80:', 'b', 80, 'http'));
     table.settle(table.use('c:80:', 'c', 80, 'http'));
     assert.equal(table.get('a:80:').requests, 3);
