@@ -131,12 +131,12 @@ class PoolEvents {
   socketReused(socket, state) {
     const entry = state.entry;
     entry.reusedRequests++;
-    const freedAt = state.watchedFreedAt;
-    state.watchedFreedAt = 0;
+    const watch = state.freedWatch;
+    state.freedWatch = 'handed';
     if (channels.reuse.hasSubscribers) {
       let idleMs = null; // it entered the pool before anyone watched
-      if (freedAt === 0) idleMs = 0;
-      else if (freedAt > 0) idleMs = now() - freedAt;
+      if (watch === 'handed') idleMs = 0;
+      else if (watch === 'watched') idleMs = now() - state.freedAt;
       this.#publish(channels.reuse, { idleMs }, entry, socket);
     }
   }
@@ -146,7 +146,7 @@ class PoolEvents {
    * its state's `limitedBy` names the limit that set it.
    */
   socketFree(socket, state, freeTimeoutMs) {
-    state.watchedFreedAt = channels.reuse.hasSubscribers ? now() : -1;
+    state.freedWatch = channels.reuse.hasSubscribers ? 'watched' : 'unwatched';
     if (channels.free.hasSubscribers) {
       this.#publish(channels.free, { freeTimeoutMs, limitedBy: state.limitedBy }, state.entry, socket);
     }

@@ -112,10 +112,22 @@ function afterNetEnd(end) {
 function coreFree(socket, state, on) {
   state.agent.emit('free', socket, state.createOptions);
   if (state.phase !== PHASES.FREE) return;
-  const list = socket._events.error;
-  if (!Array.isArray(list) || list.length !== 2 || list[0] !== on.error || list[1].listener?.name !== 'freeSocketErrorListener') return;
-  socket.removeListener('error', on.error);
+  const events = socket._events;
+  const list = events.error;
+  if (!Array.isArray(list) || list.length !== 2 || list[0] !== on.error || !isCoreFreeError(list[1].listener)) return;
+  // The array of two becomes core's listener alone, in place (what
+  // removeListener does, without its search).
+  events.error = list[1];
   state.errorsOff = true;
+}
+
+// Core's 'error' listener on a free socket (freeSocketErrorListener, the
+// same function for every socket), found by name on the first.
+let coreFreeError = null;
+
+function isCoreFreeError(listener) {
+  if (coreFreeError === null && typeof listener === 'function' && listener.name === 'freeSocketErrorListener') coreFreeError = listener;
+  return listener === coreFreeError && listener !== null;
 }
 
 /** Reused: the agent's 'error' listener back, before the request's. */

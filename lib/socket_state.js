@@ -55,7 +55,7 @@ class SocketState {
     // Its times and other fractional numbers (see NUMBERS below), in one
     // array of unboxed doubles: as fields, each would be a number object of
     // its own on every socket, idle ones included (24 bytes, not 8).
-    this.numbers = [now, 0, now, now, Infinity, Infinity, 0, Infinity, 0, wallNow];
+    this.numbers = [now, 0, now, now, Infinity, Infinity, 0, Infinity, wallNow];
     // agentkeepalive's public socket facts, the socket's properties read
     // them (lib/socket_name.js): its number in the agent, the requests
     // assigned to it and those it finished.
@@ -228,7 +228,7 @@ const FLAGS = [
   'errorsOff',
 ];
 FLAGS.forEach((name, i) => {
-  const bit = 2 ** i;
+  const bit = 1 << i;
   Object.defineProperty(SocketState.prototype, name, {
     get() { return (this.flags & bit) !== 0; },
     set(value) { this.flags = value ? this.flags | bit : this.flags & ~bit; },
@@ -246,22 +246,26 @@ const PACKED = {
   // Why it closed, when the agent decided (lib/close_reasons.js); null until
   // then; the first decision stands.
   closeReason: [null, ...Object.values(CLOSE_REASONS)],
+  // For the reuse event (lib/events.js): since its last request began, it
+  // was handed on without entering the pool, or entered it (at freedAt)
+  // while someone watched reuse, or while no one did.
+  freedWatch: ['handed', 'watched', 'unwatched'],
 };
 let shift = FLAGS.length;
 for (const [name, values] of Object.entries(PACKED)) {
-  const bits = Math.ceil(Math.log2(values.length));
-  const at = 2 ** shift;
-  const mask = (2 ** bits - 1) * at;
+  const at = shift;
+  const width = Math.ceil(Math.log2(values.length));
+  const mask = (1 << width) - 1;
   Object.defineProperty(SocketState.prototype, name, {
-    get() { return values[(this.flags & mask) / at]; },
+    get() { return values[(this.flags >>> at) & mask]; },
     set(value) {
       const index = values.indexOf(value);
       if (index === -1) throw new TypeError(`SocketState.${name}: not one of its values: ${value}`);
-      this.flags = (this.flags & ~mask) | (index * at);
+      this.flags = (this.flags & ~(mask << at)) | (index << at);
     },
     configurable: true,
   });
-  shift += bits;
+  shift += width;
 }
 // Every bit within a small integer, which V8 keeps unboxed in the field.
 if (shift > 30) throw new Error(`SocketState flags need ${shift} bits`);
@@ -290,10 +294,6 @@ const NUMBERS = [
   'idleBeforeReuse',
   // Requests the server still takes (Keep-Alive: max).
   'requestsLeft',
-  // For the reuse event: when it entered the pool if someone watched reuse
-  // then; -1 if not; 0 when handed on without entering the pool
-  // (lib/events.js).
-  'watchedFreedAt',
   // Date.now() when it was created: agentkeepalive's SOCKET_CREATED_TIME.
   'createdWall',
 ];

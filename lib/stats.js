@@ -26,9 +26,9 @@ class QueueStats {
 const NO_QUEUE = Object.freeze(new QueueStats());
 
 // What most origins of a client of many never see while their sockets idle:
-// errors, timeouts, closes, a Keep-Alive hint, a learned limit. Made at the
-// first of these, so that an entry (one per idle socket, for such a client)
-// holds one field for all five.
+// errors, timeouts, closes, a Keep-Alive hint, a learned limit, a queue. Made
+// at the first of these, so that an entry (one per idle socket, for such a
+// client) holds one field for all six.
 class RareStats {
   errors = 0;
   timeouts = 0;
@@ -36,6 +36,9 @@ class RareStats {
   closeReasons = null;
   announced = null; // ms, the server's last Keep-Alive: timeout
   learned = null; // ms, the idle limit the agent learned
+  // The queue's counts (QueueStats), made at the origin's first request
+  // without a socket at once: most origins never queue one.
+  queue = null;
 }
 
 const NO_RARE = Object.freeze(new RareStats());
@@ -55,13 +58,9 @@ class OriginStats {
   socketsClosed = 0;
   requests = 0;
   reusedRequests = 0;
-  // errors, timeouts, closeReasons, announced and learned (RareStats), each
-  // also a property of the entry's own.
+  // errors, timeouts, closeReasons, announced, learned and the queue's
+  // counts (RareStats), each also a property of the entry's own.
   rare = NO_RARE;
-  // The queue's counts (QueueStats), made at the origin's first request
-  // without a socket at once: most origins never queue one, and a client of
-  // many origins holds an entry per idle socket (so does every field here).
-  queue = null;
 
   /**
    * @param {string} origin the pool name
@@ -84,8 +83,10 @@ class OriginStats {
 
   /** A request was queued behind maxSockets. */
   queued() {
-    (this.queue ??= new QueueStats()).waiting++;
+    (ownRare(this).queue ??= new QueueStats()).waiting++;
   }
+
+  get queue() { return this.rare.queue; }
 
   /** Sockets created and not yet closed. */
   get open() {
@@ -124,7 +125,7 @@ class OriginStats {
    * null for a request that never joined it.
    */
   noSocket(counter, waitedMs) {
-    (this.queue ??= new QueueStats())[counter]++;
+    (ownRare(this).queue ??= new QueueStats())[counter]++;
     if (waitedMs !== null) this.waited(waitedMs);
   }
 
