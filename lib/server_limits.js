@@ -119,7 +119,7 @@ function freeTimeout(state, base, ttlLeft, learned, margin) {
   const allowed = idleAllowance(uncapped, state.serverTimeout, learned, margin);
   state.limitedBy = allowed.limitedBy ?? limitedBy;
   // Where the learned limit decided, the socket may become its probe.
-  state.probeBound = allowed.limitedBy === 'learned' ? probeBound(learned, uncapped) : Infinity;
+  state.probeBound = allowed.limitedBy === 'learned' ? probeBound(learned, uncapped) : Infinity; // Infinity: not kept
   return allowed.timeout;
 }
 

@@ -55,7 +55,7 @@ class SocketState {
     // Its times and other fractional numbers (see NUMBERS below), in one
     // array of unboxed doubles: as fields, each would be a number object of
     // its own on every socket, idle ones included (24 bytes, not 8).
-    this.numbers = [now, 0, now, now, Infinity, Infinity, 0, Infinity, wallNow];
+    this.numbers = [now, 0, now, now, Infinity, 0, Infinity, wallNow];
     // agentkeepalive's public socket facts, the socket's properties read
     // them (lib/socket_name.js): its number in the agent, the requests
     // assigned to it and those it finished.
@@ -68,12 +68,6 @@ class SocketState {
     this.bytesReadWhenFreed = 0;
     // The server's Keep-Alive timeout in ms (undefined: not announced).
     this.serverTimeout = undefined;
-    // The queued request it was handed to on 'free'; it may be aborted before
-    // it takes the socket, and then the socket served nothing new.
-    this.handedTo = null;
-    // With the `dns` option: the host whose cached answer the socket
-    // connected through (lib/dns.js), or null.
-    this.dnsHost = null;
     // Its place in the agent's heap of deadlines (lib/free_socket_sweeper.js),
     // -1 when out of it.
     this.heapIndex = -1;
@@ -267,6 +261,42 @@ for (const [name, values] of Object.entries(PACKED)) {
   });
   shift += width;
 }
+// Facts few sockets have, kept beside the state rather than as fields of
+// every one (an idle socket's state holds no slot for them): each reads and
+// writes as a property, its default when not set, and a bit of `flags` tells
+// whether it is set, so that reading the default costs no lookup.
+const RARE = {
+  // The queued request it was handed to on 'free' (null: none); it may be
+  // aborted before it takes the socket, and then the socket served nothing
+  // new.
+  handedTo: null,
+  // With the `dns` option: the host whose cached answer the socket
+  // connected through (lib/dns.js), or null.
+  dnsHost: null,
+  // How long it may stay idle as a probe, where the learned limit decided
+  // its deadline (limitedBy 'learned'); Infinity otherwise.
+  probeBound: Infinity,
+};
+for (const [name, fallback] of Object.entries(RARE)) {
+  const values = new WeakMap();
+  const bit = 1 << shift;
+  shift += 1;
+  Object.defineProperty(SocketState.prototype, name, {
+    get() { return (this.flags & bit) === 0 ? fallback : values.get(this); },
+    set(value) {
+      if (value === fallback) {
+        if ((this.flags & bit) === 0) return;
+        this.flags &= ~bit;
+        values.delete(this);
+      } else {
+        this.flags |= bit;
+        values.set(this, value);
+      }
+    },
+    configurable: true,
+  });
+}
+
 // Every bit within a small integer, which V8 keeps unboxed in the field.
 if (shift > 30) throw new Error(`SocketState flags need ${shift} bits`);
 
@@ -286,9 +316,6 @@ const NUMBERS = [
   'freedAt',
   // When a free socket (or a probe) is closed (limitedBy says why).
   'freeDeadline',
-  // How long it may stay idle as a probe, where the learned limit decided
-  // its deadline (limitedBy 'learned'); Infinity otherwise.
-  'probeBound',
   // ms it sat idle before its current request (0: fresh, or handed
   // straight from one request to the next).
   'idleBeforeReuse',
