@@ -149,3 +149,66 @@ for (const protocol of PROTOCOLS) {
     });
   });
 }
+
+// A Node whose agent names its listeners otherwise (or anything that listens
+// after core's on the same events) keeps core's own listeners on the socket:
+// the agent adds its own beside them, as before it took core's over, and
+// core's do core's work.
+describe('the agent\'s socket listeners where core\'s are not recognised (http:)', () => {
+  let server;
+  let agent;
+  before(async () => { server = await createServer('http:'); });
+  after(() => server.close());
+  afterEach(() => agent.destroy());
+
+  // An agent whose sockets get a listener of their own right after core's
+  // 'free', 'close' and 'timeout' listeners (added as core adds its next
+  // one: 'newListener' comes before a listener is added), so that core's is
+  // no longer the last one on its event.
+  function agentWithListenersAfterCore(options) {
+    const base = createAgent('http:', options);
+    const createConnection = base.createConnection.bind(base);
+    base.createConnection = (...args) => {
+      const socket = createConnection(...args);
+      const previous = { onClose: 'free', onTimeout: 'close', onRemove: 'timeout' };
+      socket.on('newListener', function added(event, listener) {
+        const after = previous[listener.name];
+        if (after === undefined) return;
+        if (listener.name === 'onRemove') this.removeListener('newListener', added);
+        this.on(after, function afterCore() {});
+      });
+      return socket;
+    };
+    return base;
+  }
+
+  it('keeps core\'s listeners, adds the agent\'s beside them, and counts a close, a free socket\'s error and its timeout once', async () => {
+    agent = agentWithListenersAfterCore({ freeSocketTimeout: 60000 });
+    const first = await request(server.url(), { agent });
+    const socket = first.socket;
+    await waitFor(() => total(agent.getCurrentStatus().freeSockets) === 1);
+    for (const [event, name] of [['free', 'onFree'], ['close', 'onClose'], ['timeout', 'onTimeout'], ['agentRemove', 'onRemove']]) {
+      assert.ok(socket.listeners(event).some((listener) => listener.name === name), `core's ${name} stays`);
+    }
+    assert.ok(socket.listeners('error').some((listener) => listener.name === 'error'), 'the agent\'s \'error\' stays while free');
+    // Reused: the same socket, the request counted.
+    const second = await request(server.url(), { agent });
+    assert.equal(second.socket, socket);
+    assert.equal(agent.requestCount, 2);
+    // An error on the free socket: counted once, out of the pool and of totalSocketCount once.
+    await waitFor(() => total(agent.getCurrentStatus().freeSockets) === 1);
+    socket.destroy(new Error('injected while free'));
+    await waitFor(() => agent.closeSocketCount === 1);
+    assert.equal(agent.errorSocketCount, 1);
+    assert.equal(agent.totalSocketCount, 0);
+    assert.deepEqual(Object.keys(agent.freeSockets), []);
+    // A free socket's own timeout: core's listener destroys it, the agent counts it.
+    const third = await request(server.url(), { agent });
+    await waitFor(() => total(agent.getCurrentStatus().freeSockets) === 1);
+    third.socket.setTimeout(10);
+    await waitFor(() => agent.closeSocketCount === 2);
+    assert.equal(agent.timeoutSocketCount, 1);
+    assert.equal(agent.totalSocketCount, 0);
+  });
+});
+
