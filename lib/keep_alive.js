@@ -22,7 +22,7 @@ const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
 const { publish } = require('./socket_name');
 const {
-  watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
+  watch, unwatch, upgradeCall, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
 } = require('./socket_listeners');
 const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
 const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
@@ -285,7 +285,6 @@ function keepAlive(Base, { name, getName: naming }) {
       connect() { stateOf(this).connect(clock.now()); },
       free() { coreFree(this, stateOf(this), KeepAliveAgent.#on); },
       end() { stateOf(this).agent.#requestFailed(this, null); },
-      endAfterNet: afterNetEnd(function end() { stateOf(this).agent.#requestFailed(this, null); }),
       timeout() {
         const state = stateOf(this);
         coreTimeout(this, state);

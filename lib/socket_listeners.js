@@ -30,8 +30,8 @@ let netEnd = null;
 
 /**
  * Listens on `socket` (its `state` just made) with `on`, the agent class's
- * listeners: connect, free, timeout, error, close, end, endAfterNet,
- * agentRemove. `fromCore`: core's createSocket set the socket up.
+ * listeners: connect, free, timeout, error, close, end, agentRemove.
+ * `fromCore`: core's createSocket set the socket up.
  */
 function watch(socket, state, on, fromCore) {
   if (socket.encrypted) socket.once('secureConnect', on.connect);
@@ -42,7 +42,7 @@ function watch(socket, state, on, fromCore) {
   socket.on('timeout', on.timeout);
   socket.on('error', on.error);
   socket.on('close', on.close);
-  if (!absorbNetEnd(socket, on.endAfterNet)) socket.on('end', on.end);
+  if (!absorbNetEnd(socket, endAfterNet(on))) socket.on('end', on.end);
   // on, not once: a once wrapper would stay on every idle socket. On a
   // socket core set up where core's listeners stayed, core's calls
   // removeSocket (see upgradeCall).
@@ -68,34 +68,44 @@ function takeOverCore(socket) {
 }
 
 /**
- * Puts `endAfterNet` in net's place on 'end' (in an array where a TLS socket
- * still has its handshake's listener in front); true if net's was there.
+ * Puts `listener` (endAfterNet) in net's place on 'end' (in an array where
+ * a TLS socket still has its handshake's listener in front); true if net's
+ * was there.
  */
-function absorbNetEnd(socket, endAfterNet) {
+function absorbNetEnd(socket, listener) {
   const events = socket._events;
   const end = events === undefined ? undefined : events.end;
   if (end === undefined) return false;
   if (netEnd === null) {
-    const found = (Array.isArray(end) ? end : [end]).find((listener) => listener.name === 'onReadableStreamEnd');
+    const found = (Array.isArray(end) ? end : [end]).find((each) => each.name === 'onReadableStreamEnd');
     if (found === undefined) return false;
     netEnd = found;
   }
   if (end === netEnd) {
-    events.end = endAfterNet;
+    events.end = listener;
     return true;
   }
   const at = Array.isArray(end) ? end.indexOf(netEnd) : -1;
   if (at === -1) return false;
-  end[at] = endAfterNet;
+  end[at] = listener;
   return true;
 }
 
-/** The agent's 'end' listener `end`, after net's, as one listener. */
-function afterNetEnd(end) {
-  return function endAfterNet() {
-    netEnd.call(this);
-    end.call(this);
-  };
+// The agent classes' 'end' listener after net's, as one listener: made
+// once for each set of listeners (`on`), the same function on every socket.
+const endsAfterNet = new WeakMap();
+
+function endAfterNet(on) {
+  let listener = endsAfterNet.get(on);
+  if (listener === undefined) {
+    const end = on.end;
+    listener = function endAfterNet() {
+      netEnd.call(this);
+      end.call(this);
+    };
+    endsAfterNet.set(on, listener);
+  }
+  return listener;
 }
 
 // ---- core's listeners, taken over ---------------------------------------------
@@ -222,8 +232,9 @@ function unwatch(socket, on) {
   socket.removeListener('end', on.end);
   const events = socket._events;
   const end = events.end;
-  if (end === on.endAfterNet) events.end = netEnd;
-  else if (Array.isArray(end) && end.includes(on.endAfterNet)) end[end.indexOf(on.endAfterNet)] = netEnd;
+  const ours = endAfterNet(on);
+  if (end === ours) events.end = netEnd;
+  else if (Array.isArray(end) && end.includes(ours)) end[end.indexOf(ours)] = netEnd;
 }
 
 /**
@@ -238,5 +249,5 @@ function upgradeCall(socket, state) {
 }
 
 module.exports = {
-  watch, unwatch, upgradeCall, afterNetEnd, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
+  watch, unwatch, upgradeCall, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
 };
