@@ -6,7 +6,8 @@
 // tested with real sockets in free-timeout.test.js, server-idle-learning.test.js
 // and timer-limits.test.js.
 const assert = require('node:assert/strict');
-const { DeadlineHeap, FreeSocketSweeper } = require('../lib/free_socket_sweeper');
+const { DeadlineHeap, FreeSocketSweeper, sweepFree, EARLY_MAX_MS } = require('../lib/free_socket_sweeper');
+const { SocketState, PHASES } = require('../lib/socket_state');
 const clock = require('../lib/clock');
 
 const item = (name) => ({ name, heapIndex: -1 });
@@ -258,5 +259,92 @@ describe('FreeSocketSweeper', () => {
     assert.deepEqual(firing.taken, [a], 'the earliest key decides the timer, not the last watched');
     const [, again] = await fired(2);
     assert.deepEqual(again.taken, [b]);
+  });
+});
+
+describe('sweepFree', () => {
+  // Sweepers whose sweep is called by hand: their timers (armed when a
+  // state is watched) are stopped after each test.
+  const sweepers = [];
+  afterEach(() => {
+    for (const sweeper of sweepers.splice(0)) sweeper.stop();
+  });
+
+  function handSweeper() {
+    const sweeper = new FreeSocketSweeper(() => {});
+    sweepers.push(sweeper);
+    return sweeper;
+  }
+
+  // Socket states as the agent keeps them, without sockets: `idle` ms of
+  // idle limit, freed so that the deadline is `at`.
+  function freeState(name, at, idle) {
+    const state = new SocketState({ name }, null, null, null, 0, 0, 0);
+    state.free(at - idle, at, 0);
+    return state;
+  }
+
+  /** One sweep at `now` over `states` (all watched): the names handed to `due`, in order. */
+  function sweepAt(now, states) {
+    const sweeper = handSweeper();
+    for (const state of states) sweeper.watch(state, state.freeDeadline);
+    const due = [];
+    sweepFree(sweeper, now, (state) => due.push(state.socket.name));
+    return { due, left: sweeper };
+  }
+
+  it('closes in one sweep the free sockets due within its reach, and leaves the rest watched at their deadlines', () => {
+    const now = 100000;
+    const states = [
+      freeState('now', now, 5000),
+      freeState('soon', now + EARLY_MAX_MS - 1, 5000),
+      freeState('later', now + EARLY_MAX_MS + 5, 5000),
+    ];
+    const { due, left } = sweepAt(now, states);
+    assert.deepEqual(due, ['now', 'soon']);
+    assert.equal(left.size, 1);
+    assert.equal(left.nextDue(Infinity), states[2]);
+  });
+
+  it('a short idle limit is honoured almost to the millisecond: at most a sixty-fourth of it early', () => {
+    const now = 100000;
+    // Idle limit 128 ms: 2 ms early at most (plus the millisecond of the clock).
+    const close = freeState('close', now + 3, 128);
+    const far = freeState('far', now + 4, 128);
+    const { due, left } = sweepAt(now, [close, far]);
+    assert.deepEqual(due, ['close']);
+    assert.equal(left.nextDue(Infinity), far);
+    assert.equal(far.heapIndex, -1);
+  });
+
+  it('a probe is judged at its own deadline, not early, and after the free sockets', () => {
+    const now = 100000;
+    const probe = freeState('probe', now, 5000);
+    probe.phase = PHASES.PROBE;
+    const early = freeState('early probe', now + 5, 5000);
+    early.phase = PHASES.PROBE;
+    const free = freeState('free', now + 5, 5000);
+    const { due, left } = sweepAt(now, [probe, early, free]);
+    assert.deepEqual(due, ['free', 'probe']);
+    assert.equal(left.size, 1);
+    assert.equal(left.nextDue(Infinity), early);
+  });
+
+  it('a socket busy or closing since it was watched leaves the heap, and one freed again goes back at its new deadline', () => {
+    const now = 100000;
+    const busy = freeState('busy', now, 5000);
+    busy.activate();
+    const closing = freeState('closing', now, 5000);
+    closing.close('free-timeout');
+    const again = freeState('again', now, 5000);
+    const left = handSweeper();
+    for (const state of [busy, closing, again]) left.watch(state, now);
+    again.free(now, now + 4000, 0);
+    const due = [];
+    sweepFree(left, now, (state) => due.push(state.socket.name));
+    assert.deepEqual(due, []);
+    assert.equal(left.size, 1);
+    assert.equal(left.nextDue(Infinity), again);
+    assert.equal(again.freeDeadline, now + 4000);
   });
 });
