@@ -174,6 +174,11 @@ class FreeSocketSweeper {
     return this.#heap.popDue(limit);
   }
 
+  /** The earliest key in the heap (Infinity: empty). */
+  get nextKey() {
+    return this.#heap.nextKey;
+  }
+
   stop() {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
@@ -225,18 +230,26 @@ const EARLY_MAX_MS = 16;
 function sweepFree(sweeper, now, due) {
   // Timers run on a millisecond clock: a deadline within 1 ms is due.
   const limit = now + 1;
+  const reach = limit + EARLY_MAX_MS;
   let later = null;
-  let state;
-  while ((state = sweeper.nextDue(limit + EARLY_MAX_MS)) !== null) {
+  let key;
+  while ((key = sweeper.nextKey) <= reach) {
+    const state = sweeper.nextDue(key);
     const phase = state.phase;
     // Busy, closing or upgraded: back in the heap when next freed.
     if (phase !== PHASES.FREE && phase !== PHASES.PROBE) continue;
     const deadline = state.freeDeadline;
-    if (phase === PHASES.FREE && deadline - limit <= Math.min(EARLY_MAX_MS, (deadline - state.freedAt) * EARLY_SHARE)) due(state);
+    if (phase === PHASES.FREE && deadline - limit <= Math.min(EARLY_MAX_MS, (deadline - state.freedAt) * EARLY_SHARE)) {
+      due(state);
+      continue;
+    }
     // A probe, after the free sockets; or a deadline beyond reach (freed
     // again since it entered the heap, or a short idle limit): back in the
     // heap once the loop is done (in it now, it would be popped again).
-    else if (deadline !== Infinity) (later ??= []).push(state);
+    if (deadline !== Infinity) (later ??= []).push(state);
+    // Past the due ones, the first that stays ends the sweep: a pool of
+    // short idle limits pops one socket early per sweep, not a reach's worth.
+    if (key > limit) break;
   }
   if (later === null) return;
   for (const other of later) {

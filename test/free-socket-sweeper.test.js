@@ -317,13 +317,24 @@ describe('sweepFree', () => {
     assert.equal(far.heapIndex, -1);
   });
 
+  it('past the due ones, the first socket that stays ends the sweep: those after it wait for the next', () => {
+    const now = 100000;
+    const short = freeState('short', now + 5, 128);
+    const long = freeState('long', now + 10, 5000);
+    const { due, left } = sweepAt(now, [short, long]);
+    assert.deepEqual(due, []);
+    assert.equal(left.size, 2);
+    assert.equal(left.nextDue(Infinity), short);
+    assert.equal(left.nextDue(Infinity), long);
+  });
+
   it('a probe is judged at its own deadline, not early, and after the free sockets', () => {
     const now = 100000;
     const probe = freeState('probe', now, 5000);
     probe.phase = PHASES.PROBE;
-    const early = freeState('early probe', now + 5, 5000);
+    const early = freeState('early probe', now + 6, 5000);
     early.phase = PHASES.PROBE;
-    const free = freeState('free', now + 5, 5000);
+    const free = freeState('free', now + 4, 5000);
     const { due, left } = sweepAt(now, [probe, early, free]);
     assert.deepEqual(due, ['free', 'probe']);
     assert.equal(left.size, 1);
