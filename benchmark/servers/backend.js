@@ -62,10 +62,10 @@ function createBatches({ batch, signal }) {
   // Long: under valgrind on a loaded machine a batch may take minutes.
   const STALL_MS = 10 * 60 * 1000;
   // After the last answer's 'finish', the byte waits this long: an answer
-  // handed to the kernel is not always in the client's socket yet (over TLS
-  // the counts of one commit at 50 in flight fell in modes some 25% apart,
-  // 169k to 230k a request for steady-agent; with the wait, three runs within
-  // 1.5%). 20 ms a batch, some 5 s a run, on top of minutes under valgrind.
+  // handed to the kernel is on its way, not always in the client's socket
+  // yet. (Tried against the modes of https at 50 in flight, see the
+  // benchmark README: they stay.) 20 ms a batch, some 5 s a run, on top of
+  // minutes under valgrind.
   const SETTLE_MS = 20;
   const signalBatch = () => fs.writeSync(fd, 'x');
   let pending = [];
