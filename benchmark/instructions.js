@@ -46,6 +46,7 @@
 //   BENCH_PROTOCOLS=http BENCH_AGENTS=steady-agent,steady-agent-watched node benchmark/instructions.js
 //   BENCH_IC_A=500 BENCH_IC_B=2500 node benchmark/instructions.js
 //   BENCH_IC_RUNS=3 BENCH_IC_INFLIGHT=50 BENCH_PROTOCOLS=https node benchmark/instructions.js   (lowest of 3: see measureBest)
+//   BENCH_IC_V8_FLAGS=--max-semi-space-size=4 BENCH_IC_INFLIGHT=50 BENCH_PROTOCOLS=https node benchmark/instructions.js
 //   BENCH_IC_PROFILE_DIR=/tmp/cg BENCH_IC_INFLIGHT=50 node benchmark/instructions.js   (keeps the profiles:
 //     node benchmark/callgrind-diff.js /tmp/cg steady-agent node-keepalive http 50)
 //   benchmark/compare-instructions.sh main HEAD      (two commits, same harness)
@@ -103,7 +104,14 @@ const ARMS_TIMEOUTS = new Set(['steady-agent', 'steady-agent-watched', 'agentkee
 // --random-seed: the same Math.random() and hash seeds in every run. With
 // --single-threaded alone, the totals of three one-at-a-time runs (4000
 // requests) spread over 0.22%; with all three flags over 0.01%.
-const CLIENT_FLAGS = ['--single-threaded', '--predictable-gc-schedule', '--random-seed=1'];
+// BENCH_IC_V8_FLAGS adds flags of its own (space-separated), e.g.
+// --max-semi-space-size=4: where the collections fall against the batches
+// moves with the new space's size, and over https at 50 in flight so does
+// the count (see the benchmark README).
+const EXTRA_FLAGS = (process.env.BENCH_IC_V8_FLAGS || '').split(/\s+/).filter(Boolean);
+const badFlag = EXTRA_FLAGS.find((flag) => !/^--[a-z0-9-_]+(=[^\s]*)?$/i.test(flag));
+if (badFlag !== undefined) throw new Error(`BENCH_IC_V8_FLAGS: not a V8 flag: ${JSON.stringify(badFlag)}`);
+const CLIENT_FLAGS = ['--single-threaded', '--predictable-gc-schedule', '--random-seed=1', ...EXTRA_FLAGS];
 // Agents without keep-alive open a connection per request: millions of
 // instructions each over TLS, so 24000 of them would take an hour under
 // valgrind. A tenth of the requests (warm-up included) measures them just as
@@ -547,6 +555,7 @@ async function main() {
       maxSockets: modes.map((mode) => mode.sockets).join('+'),
       runs: Math.max(1, Math.round(envNumber('BENCH_IC_RUNS', 1))),
       protocols: protocols.join('+'),
+      ...(EXTRA_FLAGS.length > 0 ? { v8Flags: EXTRA_FLAGS.join(' ') } : {}),
     },
     tables,
     notes: [
