@@ -51,8 +51,15 @@ function perRequest(dir, agent, protocol, mode) {
   return result;
 }
 
+// V8's garbage collector, by the names of its C++ (the scavenger, marker,
+// sweeper and evacuator, the heap's own collection and allocation paths).
+// How much of it falls in a run depends on where the collections fall
+// against the batches, not only on what the agent allocates.
+const GC = /v8::internal::(Scaveng|MarkCompact|Marking|MainMarking|ConcurrentMarking|IncrementalMarking|MinorMarkCompact|Sweeper|Evacuat|EvacuationAllocator|Pretenuring|RecordMigrated|LiveObjectRange|FreeList|SemiSpace|PagedSpace|Heap::|BodyDescriptor|MemoryAllocator|WeakObjects)|heap::base::|v8::internal::BodyDescriptorApply<v8::internal::(CallIterateBody)/;
+
 function category(name) {
   if (name === JIT) return name;
+  if (GC.test(name)) return 'V8 garbage collector (C++)';
   const builtin = /^Builtins_(\w+)/.exec(name);
   if (builtin) return /IC/.test(builtin[1]) ? 'V8 builtins: inline caches (property loads and stores)' : 'V8 builtins: other';
   if (name.includes('v8::')) return 'V8 runtime (C++)';
