@@ -55,7 +55,7 @@ function perRequest(dir, agent, protocol, mode) {
 // sweeper and evacuator, the heap's own collection and allocation paths).
 // How much of it falls in a run depends on where the collections fall
 // against the batches, not only on what the agent allocates.
-const GC = /v8::internal::(Scaveng|MarkCompact|Marking|MainMarking|ConcurrentMarking|IncrementalMarking|MinorMarkCompact|Sweeper|Evacuat|EvacuationAllocator|Pretenuring|RecordMigrated|LiveObjectRange|FreeList|SemiSpace|PagedSpace|Heap::|BodyDescriptor|MemoryAllocator|WeakObjects)|heap::base::|v8::internal::BodyDescriptorApply<v8::internal::(CallIterateBody)/;
+const GC = /v8::internal::(Scaveng|MarkCompact|Marking|MainMarking|ConcurrentMarking|IncrementalMarking|MinorMarkCompact|Sweeper|Evacuat|Pretenuring|RecordMigrated|LiveObjectRange|FreeList|SemiSpace|PagedSpace|Heap::|BodyDescriptor|MemoryAllocator|WeakObjects)|heap::base::/;
 
 function category(name) {
   if (name === JIT) return name;

@@ -260,4 +260,4 @@ function sweepFree(sweeper, now, due) {
   }
 }
 
-module.exports = { FreeSocketSweeper, DeadlineHeap, sweepFree, EARLY_MAX_MS, EARLY_SHARE };
+module.exports = { FreeSocketSweeper, DeadlineHeap, sweepFree, EARLY_MAX_MS };
