@@ -105,7 +105,10 @@ const ARMS_TIMEOUTS = new Set(['steady-agent', 'steady-agent-watched', 'agentkee
 // from 1 MB, to at most 4 MB. --random-seed: the same Math.random() and hash
 // seeds in every run. With --single-threaded alone, the totals of three
 // one-at-a-time runs (4000 requests) spread over 0.22%; with the clock's part
-// of the GC schedule fixed and the seed, over 0.01%.
+// of the GC schedule fixed (by --predictable-gc-schedule then) and the seed,
+// over 0.01%. With these flags, three pairs of each agent gave per-request
+// figures within 0.11% of one another at one in flight over http, within
+// 0.5% at 50 over https.
 //
 // Not --predictable-gc-schedule, which fixes the same things but also starts
 // the new space at its largest. V8 decides to allocate an allocation site's
