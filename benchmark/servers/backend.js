@@ -63,9 +63,9 @@ function createBatches({ batch, signal }) {
   const STALL_MS = 10 * 60 * 1000;
   // After the last answer's 'finish', the byte waits this long: an answer
   // handed to the kernel is on its way, not always in the client's socket
-  // yet. (Tried against the modes of https at 50 in flight, see the
-  // benchmark README: they stay.) 20 ms a batch, some 5 s a run, on top of
-  // minutes under valgrind.
+  // yet. (It did not remove the modes of https at 50 in flight: the widest
+  // came from the client's GC flags, see instructions.js.) 20 ms a batch,
+  // some 5 s a run, on top of minutes under valgrind.
   const SETTLE_MS = 20;
   const signalBatch = () => fs.writeSync(fd, 'x');
   let pending = [];
