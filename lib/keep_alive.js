@@ -13,7 +13,7 @@
 const debug = require('debug')('steady-agent');
 const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socketFreeTimeout } = require('./options');
 const { initCounters, statusSnapshot, takeStatusChanged } = require('./status');
-const { freeTimeout } = require('./server_limits');
+const { idleAllowance, atDeadline } = require('./server_limits');
 const { IdleLearning } = require('./idle_learning');
 const { dropUnusable, takeOutOfPool, whyRetired } = require('./reuse_check');
 const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
@@ -99,7 +99,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
       this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
       this.#queueBounds = QueueBounds.create(config, this.#events);
-      this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
+      this.#learning = new IdleLearning(config.learnServerTimeout, this.#events, (pool) => this.#tighten(pool));
       if (config.dns !== undefined) {
         const { AgentDns } = require('./dns');
         this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retire(socket, state, CLOSE_REASONS.DNS));
@@ -380,7 +380,9 @@ function keepAlive(Base, { name, getName: naming }) {
         return false;
       }
       this.#readServerHint(state, socket._httpMessage?.res);
+      // A reuse that got its response: the server's limit is above its idle time.
       const now = clock.now();
+      if (state.idleBeforeReuse > 0) this.#learning.alive(state, now);
       // After close(), every socket closes as soon as it is free.
       let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
         : this.#whyRetired(socket, state, now);
@@ -415,24 +417,85 @@ function keepAlive(Base, { name, getName: naming }) {
     #freeDue(state, now) {
       const socket = state.socket;
       if (state.phase !== PHASES.FREE) { // a probe
-        if (this.#learning.outlived(socket, state, now)) this.#expireFree(socket, state);
-      } else if (this.#learning.wantsProbe(state)) {
-        // The learned limit decided this deadline: the first socket of the
-        // origin to reach it leaves the pool but stays open, a probe.
+        if (this.#learning.outlived(socket, state, now)) this.#probeOutlived(socket, state, now);
+        return;
+      }
+      // The limits may have changed since it was freed (server_limits.js decides).
+      const next = this.#atDeadline(socket, state, now);
+      if (next.action === 'wait') {
+        state.freeDeadline = state.freedAt + next.timeout;
+        this.#sweeper.watch(state, state.freeDeadline);
+      } else if (next.action === 'probe') {
+        // The first socket of the origin to reach a learned limit leaves the
+        // pool but stays open, a probe; core's own timer is off meanwhile.
         this.#removeFromPool(socket, state);
-        this.#sweeper.watch(state, this.#learning.startProbe(socket, state));
+        if (socket.timeout > 0) socket.setTimeout(0);
+        this.#sweeper.watch(state, this.#learning.startProbe(socket, state, next.bound));
       } else {
         this.#expireFree(socket, state);
       }
     }
 
-    /** How long the socket may stay idle (lib/server_limits.js decides, into its state). */
+    // A probe still open at its bound: its limit is forgotten, and it goes
+    // back to the pool for what is left of its free timeout.
+    #probeOutlived(socket, state, now) {
+      const next = this.#atDeadline(socket, state, now);
+      if (next.action !== 'wait' || this.#shutdown.closing) {
+        this.#expireFree(socket, state);
+        return;
+      }
+      state.backToPool(state.freedAt + next.timeout);
+      (this.freeSockets[state.pool] ??= []).push(socket);
+      this.#sweeper.watch(state, state.freeDeadline);
+    }
+
+    #atDeadline(socket, state, now) {
+      const config = this.#config;
+      const pool = state.pool;
+      return atDeadline(this.#uncapped(socket, state, now), state.serverTimeout, this.#learning.recordOf(pool),
+        this.#learning.probing(pool), config.serverTimeoutMargin, state.freeDeadline - state.freedAt);
+    }
+
+    // A limit became confirmed: free sockets of `pool` freed without it
+    // (while a probe tried it) are capped now.
+    #tighten(pool) {
+      const free = this.freeSockets[pool];
+      if (free === undefined) return;
+      const now = clock.now();
+      for (const socket of free) {
+        const state = stateOf(socket);
+        if (state === undefined || state.phase !== PHASES.FREE) continue;
+        const deadline = state.freedAt + this.#freeTimeout(socket, state, now);
+        if (deadline < state.freeDeadline) {
+          state.freeDeadline = deadline;
+          this.#sweeper.watch(state, deadline);
+        }
+      }
+    }
+
+    /** How long the socket may stay idle (server_limits.js decides); its state's limitedBy says which limit did. */
     #freeTimeout(socket, state, now) {
+      const config = this.#config;
+      const uncapped = this.#uncapped(socket, state, now);
+      const allowed = idleAllowance(uncapped, state.serverTimeout, this.#learning.capOf(state.pool), config.serverTimeoutMargin);
+      if (allowed.limitedBy !== null) state.limitedBy = allowed.limitedBy;
+      return allowed.timeout;
+    }
+
+    // The free timeout from options, the per-socket override and the TTL
+    // (Infinity: none); its state's limitedBy says which.
+    #uncapped(socket, state, now) {
       const config = this.#config;
       const base = socketFreeTimeout(socket, config.freeSocketTimeout, debug);
       const ttl = config.socketActiveTTL;
       const ttlLeft = ttl > 0 ? ttl - (now - state.createdAt) : Infinity;
-      return freeTimeout(state, base, ttlLeft, this.#learning.limitOf(state.pool), config.serverTimeoutMargin);
+      const uncapped = base === 0 ? Infinity : base;
+      if (ttlLeft < uncapped) {
+        state.limitedBy = 'ttl';
+        return ttlLeft;
+      }
+      state.limitedBy = 'freeSocketTimeout';
+      return uncapped;
     }
 
     // ---- free -> active --------------------------------------------------------

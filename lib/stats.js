@@ -36,6 +36,7 @@ class RareStats {
   closeReasons = null;
   announced = null; // ms, the server's last Keep-Alive: timeout
   learned = null; // ms, the idle limit the agent learned
+  confidence = null; // 'tentative' or 'confirmed' while a limit is learned
   // The queue's counts (QueueStats), made at the origin's first request
   // without a socket at once: most origins never queue one.
   queue = null;
@@ -61,6 +62,9 @@ class OriginStats {
   // errors, timeouts, closeReasons, announced, learned and the queue's
   // counts (RareStats), each also a property of the entry's own.
   rare = NO_RARE;
+  // The longest idle time (ms) after which a socket of the origin was seen
+  // alive: a close before it is not an idle limit on its own.
+  aliveMs = 0;
 
   /**
    * @param {string} origin the pool name
@@ -102,6 +106,8 @@ class OriginStats {
   set announced(ms) { if (ms !== this.rare.announced) ownRare(this).announced = ms; }
   get learned() { return this.rare.learned; }
   set learned(ms) { if (ms !== this.rare.learned) ownRare(this).learned = ms; }
+  get confidence() { return this.rare.confidence; }
+  set confidence(value) { if (value !== this.rare.confidence) ownRare(this).confidence = value; }
 
   closed(reason) {
     this.socketsClosed++;
@@ -144,7 +150,7 @@ class OriginStats {
       errors: this.errors,
       timeouts: this.timeouts,
       closeReasons: this.closeReasons === null ? {} : Object.fromEntries(this.closeReasons),
-      serverIdleTimeout: { announced: this.announced, learned: this.learned },
+      serverIdleTimeout: { announced: this.announced, learned: this.learned, confidence: this.confidence },
       queueWaitMs: { count: queue.count, sum: queue.sum, max: queue.max },
       queueFull: queue.queueFull,
       queueTimeouts: queue.queueTimeouts,
