@@ -130,7 +130,7 @@ function normalizeOptions(input) {
   // number goes, as with core's agent (which is given Infinity in its tests).
   normalized.keepAliveMsecs = duration('keepAliveMsecs', input.keepAliveMsecs, { max: Infinity }) ?? 1000;
   normalized.freeSocketTimeout = freeSocketTimeout;
-  normalized.timeout = duration('timeout', input.timeout) ?? defaultTimeout(freeSocketTimeout);
+  normalized.timeout = activeTimeoutOption(input.timeout) ?? defaultTimeout(freeSocketTimeout);
   normalized.socketActiveTTL = duration('socketActiveTTL', input.socketActiveTTL, { max: Number.MAX_SAFE_INTEGER }) ?? 0;
   normalized.serverTimeoutMargin = duration('serverTimeoutMargin', input.serverTimeoutMargin) ?? 1000;
   normalized.learnServerTimeout = boolean('learnServerTimeout', input.learnServerTimeout) ?? true;
@@ -173,6 +173,16 @@ function normalizeOptions(input) {
   return Object.freeze(normalized);
 }
 
+// got's `timeout: { connect, request, ... }` is an object of phases; here
+// `timeout` is one duration, and got's connect phase is connectTimeout.
+function activeTimeoutOption(value) {
+  if (value !== null && typeof value === 'object') {
+    throw new InvalidOptionTypeError('timeout', `${DURATION_TEXT}: how long an active socket may be idle `
+      + '(an object of phases is got\'s timeout; its connect phase is steady-agent\'s "connectTimeout")', value);
+  }
+  return duration('timeout', value);
+}
+
 // The default never exceeds the largest timer, even for a freeSocketTimeout of days.
 function defaultTimeout(freeSocketTimeout) {
   return Math.min(Math.max(freeSocketTimeout * 2, 8000), MAX_TIMER);
@@ -194,7 +204,7 @@ const CONSTRUCTION_ONLY = new Set([
 const LIVE = Object.freeze({
   freeSocketTimeout: (value) => duration('freeSocketTimeout', value) ?? 4000,
   socketActiveTTL: (value) => duration('socketActiveTTL', value, { max: Number.MAX_SAFE_INTEGER }) ?? 0,
-  timeout: (value, config) => duration('timeout', value) ?? defaultTimeout(config.freeSocketTimeout),
+  timeout: (value, config) => activeTimeoutOption(value) ?? defaultTimeout(config.freeSocketTimeout),
 });
 // Of those, the ones core reads from each request's copy of agent.options
 // (timeout: the socket's timeout as it connects), so they stay own properties.
