@@ -95,7 +95,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // Our own settings; freeSocketTimeout and socketActiveTTL change when
       // the caller writes them to agent.options.
       this.#config = { ...config };
-      this.options = agentOptions(this.options, this.#config);
+      this.options = agentOptions(this.options, this.#config, this);
       this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
       this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
       this.#queueBounds = QueueBounds.create(config, this.#events);

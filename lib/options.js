@@ -2,6 +2,7 @@
 
 // Options are validated and normalised once, at construction, into a new
 // frozen object. The caller's object is only read, never written.
+const { inspect } = require('node:util');
 const { ms } = require('humanize-ms');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -222,8 +223,15 @@ const PER_REQUEST_LIVE = new Set(['timeout']);
  * the prototype, except `timeout`, an own property that core copies and the
  * agent reads where it arms a socket.
  */
-function agentOptions(coreCopy, config) {
+function agentOptions(coreCopy, config, agent) {
   const constructionOnly = { __proto__: null };
+  // Not enumerable, on the prototype: core's copies of the options, and any
+  // caller's spread of them, never carry it.
+  Object.defineProperty(constructionOnly, inspect.custom, {
+    value(depth, inspectOptions, inspectValue = inspect) {
+      return inspectValue(effectiveOptions(this, agent), inspectOptions);
+    },
+  });
   const options = { __proto__: constructionOnly };
   for (const key of Object.keys(coreCopy)) {
     if (Object.hasOwn(LIVE, key)) {
@@ -241,6 +249,50 @@ function agentOptions(coreCopy, config) {
     }
   }
   return options;
+}
+
+// Options whose values are secret (TLS keys, credentials) or long (CA
+// certificates): a printed agent shows that they are set, not what they are.
+const HIDDEN = new Set([
+  'key', 'cert', 'pfx', 'passphrase', 'ca', 'crl', 'auth', 'headers', 'session', 'ticketKeys',
+  'privateKeyIdentifier', 'privateKeyEngine', 'clientCertEngine',
+]);
+
+// The settings a printed agent shows first, each with its value in force:
+// given, defaulted, or (the pool sizes) core's reading of it.
+const EFFECTIVE = [
+  ['keepAlive', (options, agent) => agent.keepAlive],
+  ['keepAliveMsecs', (options, agent) => agent.keepAliveMsecs],
+  ['freeSocketTimeout'], ['timeout'], ['socketActiveTTL'], ['serverTimeoutMargin'], ['learnServerTimeout'],
+  ['maxSockets', (options, agent) => agent.maxSockets],
+  ['maxFreeSockets', (options, agent) => agent.maxFreeSockets],
+  ['maxTotalSockets', (options, agent) => agent.maxTotalSockets],
+  ['scheduling', (options, agent) => agent.scheduling],
+  ['maxQueue'], ['queueTimeout'], ['connectTimeout'], ['tcpKeepAlive'],
+  // The proxy's origin, never its credentials; of proxyEnv, the names read.
+  ['proxy', (options) => options.proxy?.proxy?.origin],
+  ['noProxy', (options) => options.proxy?.noProxy],
+  ['proxyEnv', (options) => (options.proxy?.env === undefined ? undefined : Object.keys(options.proxy.env))],
+];
+
+/**
+ * What util.inspect (and so console.log) shows for agent.options: a new
+ * plain object of the settings in force, then every other option, with
+ * secrets hidden. `options` is agent.options as it is now (a caller may have
+ * written to it since construction).
+ */
+function effectiveOptions(options, agent) {
+  const view = {};
+  for (const [key, read] of EFFECTIVE) {
+    const value = read === undefined ? options[key] : read(options, agent);
+    if (value !== undefined) view[key] = value;
+  }
+  for (const key in options) {
+    if (Object.hasOwn(view, key) || key === 'proxy') continue;
+    const value = options[key];
+    view[key] = HIDDEN.has(key) && value !== undefined && value !== null ? '[hidden]' : value;
+  }
+  return view;
 }
 
 /**
