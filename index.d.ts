@@ -222,6 +222,24 @@ declare namespace HttpAgent {
     timeout: number;
   }
 
+  /**
+   * The error of a connection to the proxy that failed before it was up
+   * (refused, unreachable, no address; for an https: proxy, its handshake).
+   * `code`, `errno`, `syscall`, `address` and `port` are the system error's,
+   * which is the `cause`.
+   */
+  interface ProxyConnectionError extends Error {
+    name: 'ProxyConnectionError';
+    code?: string;
+    errno?: number;
+    syscall?: string;
+    address?: string;
+    port?: number;
+    /** The proxy's origin (`http://host:port`), without credentials. */
+    proxy: string;
+    cause: Error;
+  }
+
   /** agentkeepalive's counters. */
   interface Counters {
     createSocketCount: number;

@@ -74,7 +74,7 @@ function countFromString(value) {
 /**
  * A count of at least `min`: an integer or Infinity, as a number or a string
  * of decimal digits ('10', 'Infinity'). Undefined and null stay undefined.
- * `messageSuffix` is appended to the RangeError's message: what to do instead.
+ * `messageSuffix` is appended to the RangeError's message for 0: what to do instead.
  */
 function count(name, value, min, messageSuffix = '') {
   if (value === undefined || value === null) return undefined;
@@ -82,10 +82,14 @@ function count(name, value, min, messageSuffix = '') {
   if (typeof number !== 'number') {
     throw new InvalidOptionTypeError(name, 'a number, or a string of decimal digits such as \'10\'', value);
   }
-  if (!(number >= min) || (!Number.isInteger(number) && number !== Infinity)) {
-    throw new InvalidOptionValueError(name, `an integer >= ${min} or Infinity${messageSuffix}`, value);
-  }
-  return number;
+  if (number >= min && (Number.isInteger(number) || number === Infinity)) return number;
+  // Each kind of wrong number is told what is wrong with it; the remark on
+  // how core reads 0 is for 0 alone.
+  let expected = `an integer >= ${min} or Infinity`;
+  if (number === 0) expected += messageSuffix;
+  else if (number >= min) expected = `a whole number (an integer >= ${min}) or Infinity, not a fraction`;
+  else if (!Number.isNaN(number)) expected = `at least ${min} (an integer >= ${min} or Infinity)`;
+  throw new InvalidOptionValueError(name, expected, value);
 }
 
 // Options this module owns; everything else passes through to http(s).Agent.
