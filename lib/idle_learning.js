@@ -10,6 +10,7 @@
 const debug = require('debug')('steady-agent');
 const { ServerLimits } = require('./server_limits');
 const { SOCKET_NAME } = require('./constants');
+const { roundMs } = require('./clock');
 
 class IdleLearning {
   #enabled;
@@ -66,7 +67,7 @@ class IdleLearning {
     const pool = state.pool;
     const before = this.#limits.peek(pool);
     const learned = this.#limits.observe(pool, idle, now, collision);
-    if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s', socket[SOCKET_NAME], Math.round(idle), collision ? ' (a request failed on it)' : '', learned);
+    if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s', socket[SOCKET_NAME], roundMs(idle), collision ? ' (a request failed on it)' : '', learned);
     const after = this.#limits.peek(pool);
     if (after !== before) this.#events.serverIdleLimitChanged(pool, after, collision ? 'collision' : learned);
   }
@@ -86,7 +87,7 @@ class IdleLearning {
   startProbe(socket, state) {
     this.#probes.set(state.pool, socket);
     const deadline = state.startProbe();
-    if (debug.enabled) debug('%s reached the learned idle limit: out of the pool, watched for %d ms idle', socket[SOCKET_NAME], state.probeBound);
+    if (debug.enabled) debug('%s reached the learned idle limit: out of the pool, watched for %d ms idle', socket[SOCKET_NAME], roundMs(state.probeBound));
     return deadline;
   }
 
@@ -122,7 +123,7 @@ class IdleLearning {
     const pool = state.pool;
     if (this.#probes.get(pool) !== socket) return false;
     this.#probes.delete(pool);
-    if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', socket[SOCKET_NAME], now - state.freedAt);
+    if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', socket[SOCKET_NAME], roundMs(now - state.freedAt));
     this.#limits.forget(pool);
     this.#events.serverIdleLimitChanged(pool, undefined, 'probe');
     return true;

@@ -407,7 +407,7 @@ function keepAlive(Base, { name, getName: naming }) {
       state.free(now, now + timeout, socket.bytesRead);
       if (timeout !== Infinity) this.#sweeper.watch(state, now + timeout);
       this.#events.socketFree(socket, state, timeout);
-      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
+      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], clock.roundMs(timeout));
       return true;
     }
 
@@ -498,7 +498,7 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       const timeout = socket.timeout;
-      if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
+      if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], clock.roundMs(timeout));
       state.close(CLOSE_REASONS.ACTIVE_TIMEOUT);
       // Out of agent.sockets before the request hears of it, and a request
       // queued behind it gets its new socket now, as in agentkeepalive.
