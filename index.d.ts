@@ -45,8 +45,8 @@ declare namespace HttpAgent {
     keepAliveMsecs?: Duration | undefined;
     /**
      * TCP keep-alive probes on every socket from the moment it connects,
-     * https included, while it serves a request too. `false`: Node's
-     * behaviour. Default `true`.
+     * https included, while it serves a request too. `false`: no probes,
+     * for the socket's whole life (free included). Default `true`.
      */
     tcpKeepAlive?: Flag | undefined;
     /** How long a socket may stay idle in the pool. Default `4000`. */

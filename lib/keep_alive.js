@@ -31,7 +31,7 @@ const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
-const { ConnectionSetup } = require('./connection_setup');
+const { ConnectionSetup, keepProbesOff } = require('./connection_setup');
 const { placeFor, givePlaceUp, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
 const { ExpiredTimeout } = require('./timeout_event');
@@ -81,7 +81,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
     #queueBounds = null;
     // TCP keep-alive and connectTimeout for each new connection
-    // (lib/connection_setup.js), or null: both off.
+    // (lib/connection_setup.js).
     #setup = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
     #shutdown = new Shutdown();
@@ -97,6 +97,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#config = { ...config };
       this.options = agentOptions(this.options, this.#config, this);
       this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
+      if (!config.tcpKeepAlive) keepProbesOff(this);
       this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
       this.#queueBounds = QueueBounds.create(config, this.#events);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
