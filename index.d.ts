@@ -45,8 +45,8 @@ declare namespace HttpAgent {
     keepAliveMsecs?: Duration | undefined;
     /**
      * TCP keep-alive probes on every socket from the moment it connects,
-     * https included, while it serves a request too. `false`: Node's
-     * behaviour. Default `true`.
+     * https included, while it serves a request too. `false`: no probes,
+     * for the socket's whole life (free included). Default `true`.
      */
     tcpKeepAlive?: Flag | undefined;
     /** How long a socket may stay idle in the pool. Default `4000`. */
@@ -220,6 +220,24 @@ declare namespace HttpAgent {
     phase: 'connect' | 'tls' | 'proxy';
     /** `connectTimeout`, in ms. */
     timeout: number;
+  }
+
+  /**
+   * The error of a connection to the proxy that failed before it was up
+   * (refused, unreachable, no address; for an https: proxy, its handshake).
+   * `code`, `errno`, `syscall`, `address` and `port` are the system error's,
+   * which is the `cause`.
+   */
+  interface ProxyConnectionError extends Error {
+    name: 'ProxyConnectionError';
+    code?: string;
+    errno?: number;
+    syscall?: string;
+    address?: string;
+    port?: number;
+    /** The proxy's origin (`http://host:port`), without credentials. */
+    proxy: string;
+    cause: Error;
   }
 
   /** agentkeepalive's counters. */

@@ -9,6 +9,7 @@
 const debug = require('debug')('steady-agent');
 const { ServerLimits, capOf } = require('./server_limits');
 const { SOCKET_NAME } = require('./constants');
+const { roundMs } = require('./clock');
 
 class IdleLearning {
   #enabled;
@@ -95,7 +96,7 @@ class IdleLearning {
     });
     if (learned.outcome === 'ignored') return;
     if (learned.resetAlive) state.entry.aliveMs = 0;
-    if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s, %s', socket[SOCKET_NAME], Math.round(idle), collision ? ' (a request failed on it)' : '', learned.outcome, learned.why);
+    if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s, %s', socket[SOCKET_NAME], roundMs(idle), collision ? ' (a request failed on it)' : '', learned.outcome, learned.why);
     this.#report(state, learned);
   }
 
@@ -117,7 +118,7 @@ class IdleLearning {
   startProbe(socket, state, bound) {
     this.#probes.set(state.pool, socket);
     const deadline = state.startProbe(bound);
-    if (debug.enabled) debug('%s reached the learned idle limit: out of the pool, watched until %d ms idle', socket[SOCKET_NAME], Math.round(bound));
+    if (debug.enabled) debug('%s reached the learned idle limit: out of the pool, watched until %d ms idle', socket[SOCKET_NAME], roundMs(bound));
     return deadline;
   }
 
@@ -158,7 +159,7 @@ class IdleLearning {
     this.#probes.delete(pool);
     const idle = now - state.freedAt;
     if (idle > state.entry.aliveMs) state.entry.aliveMs = idle;
-    if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', socket[SOCKET_NAME], Math.round(idle));
+    if (debug.enabled) debug('%s probe still open after %d ms idle: learned limit forgotten', socket[SOCKET_NAME], roundMs(idle));
     const refuted = this.#limits.refute(pool, idle, now, true);
     if (refuted !== null) this.#report(state, refuted);
     return true;

@@ -31,7 +31,7 @@ const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
-const { ConnectionSetup } = require('./connection_setup');
+const { ConnectionSetup, keepProbesOff } = require('./connection_setup');
 const { placeFor, givePlaceUp, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
 const { ExpiredTimeout } = require('./timeout_event');
@@ -81,7 +81,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
     #queueBounds = null;
     // TCP keep-alive and connectTimeout for each new connection
-    // (lib/connection_setup.js), or null: both off.
+    // (lib/connection_setup.js).
     #setup = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
     #shutdown = new Shutdown();
@@ -95,8 +95,9 @@ function keepAlive(Base, { name, getName: naming }) {
       // Our own settings; freeSocketTimeout and socketActiveTTL change when
       // the caller writes them to agent.options.
       this.#config = { ...config };
-      this.options = agentOptions(this.options, this.#config);
+      this.options = agentOptions(this.options, this.#config, this);
       this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
+      if (!config.tcpKeepAlive) keepProbesOff(this);
       this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
       this.#queueBounds = QueueBounds.create(config, this.#events);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events, (pool) => this.#tighten(pool));
@@ -409,7 +410,7 @@ function keepAlive(Base, { name, getName: naming }) {
       state.free(now, now + timeout, socket.bytesRead);
       if (timeout !== Infinity) this.#sweeper.watch(state, now + timeout);
       this.#events.socketFree(socket, state, timeout);
-      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
+      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], clock.roundMs(timeout));
       return true;
     }
 
@@ -561,7 +562,7 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       const timeout = socket.timeout;
-      if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
+      if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], clock.roundMs(timeout));
       state.close(CLOSE_REASONS.ACTIVE_TIMEOUT);
       // Out of agent.sockets before the request hears of it, and a request
       // queued behind it gets its new socket now, as in agentkeepalive.

@@ -7,6 +7,8 @@
 // have settled after it. An agent that talks to 100,000 origins over its life
 // thus holds the live ones plus at most IDLE_CAPACITY others.
 
+const { roundMs } = require('./clock');
+
 const IDLE_CAPACITY = 1000;
 
 // Every wait behind maxSockets that ended, whatever ended it (a socket,
@@ -150,8 +152,9 @@ class OriginStats {
       errors: this.errors,
       timeouts: this.timeouts,
       closeReasons: this.closeReasons === null ? {} : Object.fromEntries(this.closeReasons),
-      serverIdleTimeout: { announced: this.announced, learned: this.learned, confidence: this.confidence },
-      queueWaitMs: { count: queue.count, sum: queue.sum, max: queue.max },
+      serverIdleTimeout: { announced: roundMs(this.announced), learned: roundMs(this.learned), confidence: this.confidence },
+      // Summed unrounded, rounded as shown.
+      queueWaitMs: { count: queue.count, sum: roundMs(queue.sum), max: roundMs(queue.max) },
       queueFull: queue.queueFull,
       queueTimeouts: queue.queueTimeouts,
       refusedAfterClose: queue.refusedAfterClose,
