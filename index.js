@@ -2,7 +2,7 @@
 
 // steady-agent: a keep-alive HTTP/HTTPS agent, a drop-in for agentkeepalive 4.x.
 // `require('steady-agent')` is HttpAgent; HttpsAgent and constants hang off it.
-const { HttpAgent, HttpsAgent } = require('./lib/agents');
+const { HttpAgent, HttpsAgent } = require('./lib/agent/agents');
 const constants = require('./lib/constants');
 
 module.exports = HttpAgent;

@@ -27,7 +27,7 @@ const { startServer, runMain } = require('./lib/processes');
 const { median, fixed, count, envNumber } = require('./lib/stats');
 const { printTable } = require('./lib/table');
 const { saveScenario } = require('./lib/results');
-const { now } = require('../lib/clock');
+const { now } = require('../lib/timers/clock');
 
 const rounds = envNumber('BENCH_DNS_ROUNDS', 5);
 const concurrency = envNumber('BENCH_DNS_CONCURRENCY', 4);

@@ -18,7 +18,7 @@
 // failed by destroy() during close()).
 const dc = require('node:diagnostics_channel');
 const { version, peerDependencies } = require('../package.json');
-const { socketOrigin } = require('./events');
+const { socketOrigin } = require('./observe/events');
 const { PeerDependencyMissingError } = require('./errors');
 
 const API = '@opentelemetry/api';

@@ -9,7 +9,7 @@
 // the agent may read it for a deadline. That stub is this file's one fake.
 const assert = require('node:assert/strict');
 const { performance } = require('node:perf_hooks');
-const clock = require('../lib/clock');
+const clock = require('../lib/timers/clock');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createScriptedServer, rawResponse } = require('./support/raw');
 const { request, waitFor } = require('./support/request');

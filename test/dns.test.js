@@ -383,7 +383,7 @@ describe('dns option off', () => {
           res.on('end', () => {
             const loaded = Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(path.join(root, 'lib'))}));
             process.stdout.write(JSON.stringify({
-              dnsLoaded: loaded.some((f) => f.endsWith(${JSON.stringify(`${path.sep}dns.js`)})),
+              dnsLoaded: loaded.some((f) => f.startsWith(${JSON.stringify(path.join(root, 'lib', 'dns') + path.sep)})),
               published,
             }));
             agent.destroy();

@@ -6,9 +6,9 @@
 // tested with real sockets in free-timeout.test.js, server-idle-learning.test.js
 // and timer-limits.test.js.
 const assert = require('node:assert/strict');
-const { DeadlineHeap, FreeSocketSweeper, sweepFree, EARLY_MAX_MS } = require('../lib/free_socket_sweeper');
-const { SocketState, PHASES } = require('../lib/socket_state');
-const clock = require('../lib/clock');
+const { DeadlineHeap, FreeSocketSweeper, sweepFree, EARLY_MAX_MS } = require('../lib/timers/free_socket_sweeper');
+const { SocketState, PHASES } = require('../lib/agent/socket_state');
+const clock = require('../lib/timers/clock');
 
 const item = (name) => ({ name, heapIndex: -1 });
 

@@ -6,7 +6,7 @@
 // less), whatever the agent's active timeout; after the M more requests the
 // server announced, the socket is not reused.
 const assert = require('node:assert/strict');
-const { parseKeepAlive, responseHint } = require('../lib/keep_alive_header');
+const { parseKeepAlive, responseHint } = require('../lib/policy/keep_alive_header');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createScriptedServer, rawResponse } = require('./support/raw');
 const { request, waitFor } = require('./support/request');

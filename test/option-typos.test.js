@@ -6,7 +6,7 @@
 // observed in child processes: "once" is per process, and a warning emitted
 // here would print into the test run's output.
 const assert = require('node:assert/strict');
-const { nearMiss } = require('../lib/option_typos');
+const { nearMiss } = require('../lib/options/typos');
 const { runCollectingWarnings } = require('./support/warnings');
 
 /** Runs `code` in a child process; its warnings and result, having printed nothing. */

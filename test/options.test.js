@@ -2,7 +2,7 @@
 
 const assert = require('node:assert/strict');
 const { HttpAgent, HttpsAgent } = require('..');
-const { normalizeOptions } = require('../lib/options');
+const { normalizeOptions } = require('../lib/options/normalize');
 const { createHttpServer } = require('./support/servers');
 const { request } = require('./support/request');
 

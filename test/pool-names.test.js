@@ -5,7 +5,7 @@
 // Node runs the tests.
 const assert = require('node:assert/strict');
 const http = require('node:http');
-const { PoolNames, LIMIT } = require('../lib/pool_names');
+const { PoolNames, LIMIT } = require('../lib/agent/pool_names');
 const { HttpAgent } = require('..');
 
 const coreName = (options) => http.Agent.prototype.getName.call(new http.Agent(), options);

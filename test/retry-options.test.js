@@ -6,8 +6,8 @@ const assert = require('node:assert/strict');
 const {
   isReplayable, axiosRetryCondition, axiosRetryOptions, gotRetryOptions, wrapFetch, request,
 } = require('steady-agent/retry');
-const { judgeFailure } = require('../lib/stale_judgement');
-const { markError } = require('../lib/stale_marks');
+const { judgeFailure } = require('../lib/policy/stale_judgement');
+const { markError } = require('../lib/agent/stale_marks');
 
 /** An error as the agent marks it: a GET that failed 2 ms after reuse, or `facts` instead. */
 function marked(facts = {}, err = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })) {

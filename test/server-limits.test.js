@@ -8,7 +8,7 @@
 const assert = require('node:assert/strict');
 const {
   ServerLimits, idleAllowance, atDeadline, learnedMargin, probeBound, agree, BURST_WINDOW,
-} = require('../lib/server_limits');
+} = require('../lib/policy/server_limits');
 
 const A = 'a:1:';
 const B = 'b:2:';

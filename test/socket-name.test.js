@@ -4,7 +4,7 @@
 // the characters of the pool name (lib/socket_name.js makes it one flat
 // string where it can).
 const assert = require('node:assert/strict');
-const { socketName } = require('../lib/socket_name');
+const { socketName } = require('../lib/agent/socket_name');
 
 describe('socket name (lib/socket_name.js)', () => {
   it('is sock[<id>#<pool>] for a pool name of one-byte characters', () => {

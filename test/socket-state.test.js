@@ -5,7 +5,7 @@
 // The "socket" here is a plain object: the state's transitions touch none of
 // it.
 const assert = require('node:assert/strict');
-const { SocketState, PHASES, stateOf, attachState } = require('../lib/socket_state');
+const { SocketState, PHASES, stateOf, attachState } = require('../lib/agent/socket_state');
 
 const agent = { name: 'an agent' };
 const entry = { origin: 'a:1:' };
@@ -109,7 +109,7 @@ describe('SocketState', () => {
 
   it('phase, limitedBy and closeReason, packed in a few bits each, read back every value written; an unknown one throws', () => {
     const { state } = fresh();
-    const { CLOSE_REASONS } = require('../lib/close_reasons');
+    const { CLOSE_REASONS } = require('../lib/policy/close_reasons');
     const flags = state.flags;
     for (const phase of Object.values(PHASES)) {
       for (const limitedBy of ['freeSocketTimeout', 'ttl', 'hint', 'learned']) {

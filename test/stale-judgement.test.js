@@ -6,8 +6,8 @@ const assert = require('node:assert/strict');
 const {
   judgeFailure, staleWindow, isIdempotent,
   RTT_FACTOR, MIN_WINDOW_MS, MAX_WINDOW_MS, SUPPORT_SHARE,
-} = require('../lib/stale_judgement');
-const { markError } = require('../lib/stale_marks');
+} = require('../lib/policy/stale_judgement');
+const { markError } = require('../lib/agent/stale_marks');
 
 /** A GET that failed 2 ms after it got a socket that served 3 requests and sat idle 1500 ms (connect: 1 ms). */
 function facts(overrides = {}) {

@@ -6,7 +6,7 @@ const assert = require('node:assert/strict');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createServer, fixtures } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
-const { OriginTable, IDLE_CAPACITY } = require('../lib/stats');
+const { OriginTable, IDLE_CAPACITY } = require('../lib/observe/stats');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
 

@@ -5,7 +5,7 @@
 const assert = require('node:assert/strict');
 const tls = require('node:tls');
 const { HttpsAgent, HttpAgent } = require('..');
-const { tlsSafeName } = require('../lib/tls_name');
+const { tlsSafeName } = require('../lib/agent/tls_name');
 const { fixtures } = require('./support/servers');
 
 describe('https pool names (lib/tls_name.js)', () => {

@@ -6,7 +6,7 @@
 // inside keeps its doubles; only what is shown is rounded.
 const assert = require('node:assert/strict');
 const { HttpAgent, HttpsAgent } = require('..');
-const { roundMs } = require('../lib/clock');
+const { roundMs } = require('../lib/timers/clock');
 const { createHoldingServer, createHttpsServer, createRawServer, onRequests, rawResponse, fixtures } = require('./support/servers');
 const { startProxy } = require('./support/proxy');
 const { request, waitFor } = require('./support/request');

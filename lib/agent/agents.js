@@ -5,7 +5,7 @@ const http = require('node:http');
 const https = require('node:https');
 const { keepAlive } = require('./keep_alive');
 const { tlsSafeName } = require('./tls_name');
-const { CREATE_HTTPS_CONNECTION } = require('./constants');
+const { CREATE_HTTPS_CONNECTION } = require('../constants');
 
 /** A keep-alive http.Agent. */
 const HttpAgent = keepAlive(http.Agent, { name: 'HttpAgent' });

@@ -7,9 +7,9 @@
 // probes (one socket per origin, out of the pool, trying a learned limit).
 // It closes nothing itself: the agent does, when its sweep finds a probe due.
 const debug = require('debug')('steady-agent');
-const { ServerLimits, capOf } = require('./server_limits');
-const { SOCKET_NAME } = require('./constants');
-const { roundMs } = require('./clock');
+const { ServerLimits, capOf } = require('../policy/server_limits');
+const { SOCKET_NAME } = require('../constants');
+const { roundMs } = require('../timers/clock');
 
 class IdleLearning {
   #enabled;
@@ -22,7 +22,7 @@ class IdleLearning {
 
   /**
    * @param {boolean} enabled learnServerTimeout
-   * @param {import('./events').PoolEvents} events told of every observation
+   * @param {import('../observe/events').PoolEvents} events told of every observation
    * @param {(pool: string) => void} confirmed told when a limit becomes
    *   confirmed: free sockets freed without it are capped now
    */

@@ -11,37 +11,37 @@
 // super, so core's own checks (idle-socket data guard, TLS identity checks,
 // proxy support) keep working on every Node version.
 const debug = require('debug')('steady-agent');
-const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socketFreeTimeout } = require('./options');
-const { initCounters, statusSnapshot, takeStatusChanged } = require('./status');
-const { idleAllowance, atDeadline } = require('./server_limits');
+const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socketFreeTimeout } = require('../options/normalize');
+const { initCounters, statusSnapshot, takeStatusChanged } = require('../observe/status');
+const { idleAllowance, atDeadline } = require('../policy/server_limits');
 const { IdleLearning } = require('./idle_learning');
-const { dropUnusable, takeOutOfPool, whyRetired } = require('./reuse_check');
+const { dropUnusable, takeOutOfPool, whyRetired } = require('../policy/reuse_check');
 const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
-const clock = require('./clock');
-const { FreeSocketSweeper, sweepFree } = require('./free_socket_sweeper');
+const clock = require('../timers/clock');
+const { FreeSocketSweeper, sweepFree } = require('../timers/free_socket_sweeper');
 const { PoolNames } = require('./pool_names');
 const { publish } = require('./socket_name');
 const {
   watch, unwatch, upgradeCall, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
-} = require('./socket_listeners');
-const { responseHint, coreVetoedOnlyTheHint } = require('./keep_alive_header');
-const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('./errors');
-const { warnDeprecated } = require('./deprecate');
-const { createProxyRoutes } = require('./proxy');
-const { PoolEvents } = require('./events');
-const { CLOSE_REASONS } = require('./close_reasons');
+} = require('../core/socket_listeners');
+const { responseHint, coreVetoedOnlyTheHint } = require('../policy/keep_alive_header');
+const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('../errors');
+const { warnDeprecated } = require('../options/deprecate');
+const { createProxyRoutes } = require('../proxy');
+const { PoolEvents } = require('../observe/events');
+const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { QueueBounds } = require('./queue_bounds');
-const { ConnectionSetup, keepProbesOff } = require('./connection_setup');
-const { placeFor, givePlaceUp, othersWaiting } = require('./total_limit');
+const { ConnectionSetup, keepProbesOff } = require('../connect/connection_setup');
+const { placeFor, givePlaceUp, othersWaiting } = require('../policy/total_limit');
 const { Shutdown } = require('./shutdown');
-const { ExpiredTimeout } = require('./timeout_event');
+const { ExpiredTimeout } = require('../core/timeout_event');
 const { markFailure } = require('./stale_marks');
 const {
   CURRENT_ID,
   CREATE_ID,
   INIT_SOCKET,
   SOCKET_NAME,
-} = require('./constants');
+} = require('../constants');
 
 // A socket's name in debug lines; one put in agent.freeSockets by hand has none.
 const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by hand';
@@ -102,7 +102,7 @@ function keepAlive(Base, { name, getName: naming }) {
       this.#queueBounds = QueueBounds.create(config, this.#events);
       this.#learning = new IdleLearning(config.learnServerTimeout, this.#events, (pool) => this.#tighten(pool));
       if (config.dns !== undefined) {
-        const { AgentDns } = require('./dns');
+        const { AgentDns } = require('../dns/cache');
         this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retire(socket, state, CLOSE_REASONS.DNS));
       }
       this[CURRENT_ID] = 0;

@@ -10,8 +10,8 @@
 // An agent with neither option has no QueueBounds (null): nothing here runs
 // for it, and no timer is ever armed. Each request it fails is counted by
 // the agent's PoolEvents (getStats(), the no-socket channel).
-const { QueueFullError, QueueTimeoutError } = require('./errors');
-const { timerDelay } = require('./clock');
+const { QueueFullError, QueueTimeoutError } = require('../errors');
+const { timerDelay } = require('../timers/clock');
 
 // The queue timer of a waiting request, cleared when it leaves the queue.
 const kQueueTimer = Symbol('steady-agent.queueTimer');

@@ -6,10 +6,10 @@
 // closing (lib/keep_alive.js); this module keeps the count of the sockets
 // the agent holds and the promise, and walks the agent's maps for close()
 // and destroy().
-const { AgentDestroyedError } = require('./errors');
-const { CLOSE_REASONS } = require('./close_reasons');
+const { AgentDestroyedError } = require('../errors');
+const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { stateOf } = require('./socket_state');
-const { SOCKET_NAME } = require('./constants');
+const { SOCKET_NAME } = require('../constants');
 class Shutdown {
   // Sockets the agent opened and has not seen close (an upgraded socket
   // leaves the count when it leaves the agent).

@@ -11,7 +11,7 @@
 // characters in a host name) stays as it was.
 
 const { stateOf } = require('./socket_state');
-const { SOCKET_NAME, SOCKET_CREATED_TIME, SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('./constants');
+const { SOCKET_NAME, SOCKET_CREATED_TIME, SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('../constants');
 
 /** The name of the agent's socket number `id` in `pool`. */
 function socketName(id, pool) {

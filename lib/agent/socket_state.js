@@ -19,7 +19,7 @@
 // Transitions are methods. This module does no I/O and reads no clock: the
 // agent destroys sockets, edits core's maps and passes the time in
 // (test/socket-state.test.js tests it without sockets).
-const { CLOSE_REASONS } = require('./close_reasons');
+const { CLOSE_REASONS } = require('../policy/close_reasons');
 
 const kState = Symbol('steady-agent.socketState');
 

@@ -18,7 +18,7 @@
 // as long are probably closed by the server too (after a restart, all of
 // them are): the agent closes them ('stale-peer'), so that a retry gets a
 // younger socket or a new connection, whatever the scheduling.
-const { judgeFailure } = require('./stale_judgement');
+const { judgeFailure } = require('../policy/stale_judgement');
 const { stateOf } = require('./socket_state');
 
 /**

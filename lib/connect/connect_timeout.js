@@ -16,8 +16,8 @@
 //
 // An agent without connectTimeout has no ConnectTimeout (null): nothing here
 // runs for it.
-const { ConnectTimeoutError } = require('./errors');
-const { timerDelay } = require('./clock');
+const { ConnectTimeoutError } = require('../errors');
+const { timerDelay } = require('../timers/clock');
 
 class ConnectTimeout {
   #timeout;

@@ -16,7 +16,7 @@
 // - where a listener of the agent's must share an event, the array is made
 //   with room for a request's listener (withRoom).
 const { EventEmitter } = require('node:events');
-const { PHASES } = require('./socket_state');
+const { PHASES } = require('../agent/socket_state');
 
 // Core's listeners (lib/_http_agent.js, installListeners), the last added to
 // each of these events before the agent takes the socket on, by name: the

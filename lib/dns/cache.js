@@ -21,11 +21,11 @@ const dc = require('node:diagnostics_channel');
 const net = require('node:net');
 const os = require('node:os');
 const debug = require('debug')('steady-agent');
-const { duration, boolean } = require('./options');
-const clock = require('./clock');
-const { InvalidOptionTypeError, InvalidOptionValueError, DnsNotFoundError } = require('./errors');
-const { stateOf } = require('./socket_state');
-const { SOCKET_NAME } = require('./constants');
+const { duration, boolean } = require('../options/normalize');
+const clock = require('../timers/clock');
+const { InvalidOptionTypeError, InvalidOptionValueError, DnsNotFoundError } = require('../errors');
+const { stateOf } = require('../agent/socket_state');
+const { SOCKET_NAME } = require('../constants');
 
 const SETTINGS = Object.freeze(['resolver', 'minTtl', 'maxTtl', 'lookupTtl', 'staleTtl', 'spread']);
 

@@ -12,9 +12,9 @@
 // channels: that would make every channel look watched.
 const dc = require('node:diagnostics_channel');
 const { OriginTable } = require('./stats');
-const { closeReason } = require('./close_reasons');
-const { now } = require('./clock');
-const { stateOf } = require('./socket_state');
+const { closeReason } = require('../policy/close_reasons');
+const { now } = require('../timers/clock');
+const { stateOf } = require('../agent/socket_state');
 
 // Made once: a channel's hasSubscribers is then a field read. Holding them
 // also keeps them alive on Node 18, where channels are weakly referenced.

@@ -7,7 +7,7 @@
 // have settled after it. An agent that talks to 100,000 origins over its life
 // thus holds the live ones plus at most IDLE_CAPACITY others.
 
-const { roundMs } = require('./clock');
+const { roundMs } = require('../timers/clock');
 
 const IDLE_CAPACITY = 1000;
 

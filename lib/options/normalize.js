@@ -4,13 +4,13 @@
 // frozen object. The caller's object is only read, never written.
 const { inspect } = require('node:util');
 const { ms } = require('humanize-ms');
-const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
+const { InvalidOptionTypeError, InvalidOptionValueError } = require('../errors');
 const { warnDeprecated } = require('./deprecate');
-const { warnNearMisses } = require('./option_typos');
-const { normalizeProxyOptions } = require('./proxy/options');
+const { warnNearMisses } = require('./typos');
+const { normalizeProxyOptions } = require('../proxy/options');
 
-const { MAX_TIMER } = require('./clock');
-const { SOCKET_NAME } = require('./constants');
+const { MAX_TIMER } = require('../timers/clock');
+const { SOCKET_NAME } = require('../constants');
 
 // The grammar of the `ms` package behind humanize-ms. Checking it first keeps
 // humanize-ms from printing a warning to stderr for strings it cannot parse.
@@ -165,7 +165,7 @@ function normalizeOptions(input) {
   if (proxy !== undefined) normalized.proxy = proxy;
   // The dns option (lib/dns.js): an agent without it never loads the module.
   if (input.dns !== undefined && input.dns !== null && input.dns !== false) {
-    const dns = require('./dns').dnsSettings(input.dns);
+    const dns = require('../dns/cache').dnsSettings(input.dns);
     if (dns !== null) normalized.dns = dns;
   }
 

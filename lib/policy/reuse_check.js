@@ -7,12 +7,12 @@
 // (lib/keep_alive.js, getName).
 const debug = require('debug')('steady-agent');
 const { CLOSE_REASONS } = require('./close_reasons');
-const { SOCKET_NAME } = require('./constants');
-const { stateOf } = require('./socket_state');
+const { SOCKET_NAME } = require('../constants');
+const { stateOf } = require('../agent/socket_state');
 
 /**
  * @param {import('net').Socket} socket a socket in the agent's free pool
- * @param {import('./socket_state').SocketState|undefined} state its state
+ * @param {import('../agent/socket_state').SocketState|undefined} state its state
  *   (undefined: a socket someone put in agent.freeSockets by hand)
  * @param {number} now clock.now()
  * @param {number} ttl socketActiveTTL in ms (0: none)

@@ -20,7 +20,7 @@
 // A probe (the socket learning a server's idle limit, out of the pool:
 // lib/idle_learning.js) holds a place as any socket does, and serves no
 // request: it is given up first like an idle socket, whatever its origin.
-const { stateOf } = require('./socket_state');
+const { stateOf } = require('../agent/socket_state');
 
 /**
  * The idle socket to close so that a request of `pool` can open one: of the

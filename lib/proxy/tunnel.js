@@ -7,7 +7,7 @@
 const { isIP } = require('node:net');
 const debug = require('debug')('steady-agent');
 const { ProxyTunnelError } = require('../errors');
-const clock = require('../clock');
+const clock = require('../timers/clock');
 
 // A CONNECT answer is a status line and a few headers; more than this is not one.
 const MAX_HEAD = 16 * 1024;
