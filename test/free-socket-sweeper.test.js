@@ -346,7 +346,7 @@ describe('sweepFree', () => {
     const busy = freeState('busy', now, 5000);
     busy.activate();
     const closing = freeState('closing', now, 5000);
-    closing.close('free-timeout');
+    closing.markClosing('free-timeout');
     const again = freeState('again', now, 5000);
     const left = handSweeper();
     for (const state of [busy, closing, again]) left.watch(state, now);

@@ -59,7 +59,7 @@ describe('SocketState', () => {
     state.free(400, 500, 20);
     state.startProbe(1000);
     state.backToPool(1600);
-    state.close('free-timeout');
+    state.markClosing('free-timeout');
     state.closedByServer();
     assert.deepEqual(Object.keys(state), keys);
   });
@@ -86,7 +86,7 @@ describe('SocketState', () => {
     const state = attachState(socket, new SocketState(socket, agent, {}, entry, 1, 0, 0));
     state.free(2, 3, 0);
     state.activate();
-    state.close('destroy');
+    state.markClosing('destroy');
     assert.equal(Reflect.ownKeys(socket).length, before + 1);
   });
 
@@ -218,11 +218,11 @@ describe('SocketState', () => {
     assert.equal(state.freedAt, 1000);
   });
 
-  it('close() records the first reason, who closed it, and whether it was idle', () => {
+  it('markClosing() records the first reason, who closed it, and whether it was idle', () => {
     const { state } = fresh();
     state.free(10, 20, 0);
-    state.close('free-timeout');
-    state.close('destroy');
+    state.markClosing('free-timeout');
+    state.markClosing('destroy');
     assert.equal(state.phase, PHASES.CLOSING);
     assert.equal(state.closeReason, 'free-timeout');
     assert.equal(state.closedBy, 'agent');
@@ -231,7 +231,7 @@ describe('SocketState', () => {
     assert.equal(state.closedBy, 'agent');
 
     const active = fresh().state;
-    active.close('not-kept');
+    active.markClosing('not-kept');
     assert.equal(active.idle, false);
   });
 

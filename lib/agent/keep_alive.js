@@ -15,7 +15,11 @@ const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socket
 const { initCounters, statusSnapshot, takeStatusChanged } = require('../observe/status');
 const { idleAllowance, atDeadline } = require('../policy/server_limits');
 const { IdleLearning } = require('./idle_learning');
-const { dropUnusable, takeOutOfPool, whyRetired } = require('../policy/reuse_check');
+const { whyRetired } = require('../policy/reuse_check');
+const {
+  dropUnusable, takeOutOfPool, backToPool, forgetEmptyPool, countOut, countIn,
+} = require('../core/agent_maps');
+const { agentKeyOf, requestOf, poolOptions } = require('../core/private_fields');
 const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
 const clock = require('../timers/clock');
 const { FreeSocketSweeper, sweepFree } = require('../timers/free_socket_sweeper');
@@ -29,10 +33,10 @@ const { SocketTimeoutError, AgentDestroyedError, AgentClosedError } = require('.
 const { warnDeprecated } = require('../options/deprecate');
 const { createProxyRoutes } = require('../proxy');
 const { PoolEvents } = require('../observe/events');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS, closeReason } = require('../policy/close_reasons');
 const { QueueBounds } = require('./queue_bounds');
 const { ConnectionSetup, keepProbesOff } = require('../connect/connection_setup');
-const { placeFor, givePlaceUp, othersWaiting } = require('../policy/total_limit');
+const { placeFor, othersWaiting } = require('../policy/total_limit');
 const { Shutdown } = require('./shutdown');
 const { ExpiredTimeout } = require('../core/timeout_event');
 const { markFailure } = require('./stale_marks');
@@ -52,6 +56,7 @@ const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by h
  * @param {{ name: string, getName?: (agent: object, options: object) => string }} spec
  *   `getName` replaces core's pool naming (https: no secrets in names).
  */
+// eslint-disable-next-line max-lines-per-function -- a mixin factory: it only wraps the class
 function keepAlive(Base, { name, getName: naming }) {
   class KeepAliveAgent extends Base {
     #config;
@@ -159,7 +164,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // made the socket with, where it recorded the name this method gave
       // then: the same name, twice a request, without building it again.
       if (!this.#picking) {
-        const known = options._agentKey;
+        const known = agentKeyOf(options);
         if (known !== undefined) return known;
       }
       let pool = naming === undefined ? this.#poolNames.nameOf(options, this.#coreName) : naming(this, options);
@@ -241,8 +246,7 @@ function keepAlive(Base, { name, getName: naming }) {
         // throw here, to the caller of http.request, as with core's agent.
         // Core has made the pool's entry in `sockets` already and never
         // removes it after a throw.
-        const pool = args[0]?._agentKey;
-        if (pool !== undefined && this.sockets[pool]?.length === 0) delete this.sockets[pool];
+        if (args[0] != null) forgetEmptyPool(this, agentKeyOf(args[0]));
         throw err;
       }
       // TCP keep-alive and the connect timeout, from the start (a CONNECT
@@ -264,7 +268,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     [INIT_SOCKET](socket, options) {
       if (stateOf(socket) !== undefined || socket[SOCKET_NAME] !== undefined) return;
-      const pool = options._agentKey ?? this.getName(options);
+      const pool = agentKeyOf(options) ?? this.getName(options);
       const entry = this.#events.origin(pool, options);
       const state = attachState(socket, new SocketState(socket, this, options, entry, clock.now(), this[CREATE_ID](), Date.now()));
       publish(socket); // agentkeepalive's socket properties, read from `state`
@@ -325,7 +329,7 @@ function keepAlive(Base, { name, getName: naming }) {
     #socketFreed(socket) {
       const state = stateOf(socket);
       if (state === undefined) return; // put in agent.freeSockets by hand, and freed by core
-      const req = socket._httpMessage;
+      const req = requestOf(socket);
       if (state.handedTo !== null) state.freedAfterHandoff(req); // an aborted handoff given back
       // A 'free' without a finished request: a fresh socket core made for a
       // queued request, or a request aborted before it ran. Each request is
@@ -375,12 +379,12 @@ function keepAlive(Base, { name, getName: naming }) {
 
     keepSocketAlive(socket) {
       const state = stateOf(socket);
-      if (!super.keepSocketAlive(socket) && !coreVetoedOnlyTheHint(this, socket)) {
+      if (!super.keepSocketAlive(socket) && !coreVetoedOnlyTheHint(this, requestOf(socket)?.res)) {
         if (debug.enabled) debug('%s not kept: core refused it (the server\'s hint, or a per-request TLS identity check)', socket[SOCKET_NAME]);
-        state.close(CLOSE_REASONS.NOT_KEPT); // observability: core destroys it
+        state.markClosing(CLOSE_REASONS.NOT_KEPT); // observability: core destroys it
         return false;
       }
-      this.#readServerHint(state, socket._httpMessage?.res);
+      this.#readServerHint(state, requestOf(socket)?.res);
       // A reuse that got its response: the server's limit is above its idle time.
       const now = clock.now();
       if (state.idleBeforeReuse > 0) this.#learning.alive(state, now);
@@ -392,14 +396,14 @@ function keepAlive(Base, { name, getName: naming }) {
       if (reason === null && this.totalSocketCount >= this.maxTotalSockets && othersWaiting(this, state.pool)) reason = CLOSE_REASONS.TOTAL_LIMIT;
       if (reason !== null) {
         // Core destroys a socket it may not keep.
-        state.close(reason);
+        state.markClosing(reason);
         if (debug.enabled) debug('%s not kept: %s', socket[SOCKET_NAME], reason);
         return false;
       }
       const timeout = this.#freeTimeout(socket, state, now);
       if (timeout <= 0) {
         if (debug.enabled) debug('%s not kept: the server\'s idle limit is within the margin', socket[SOCKET_NAME]);
-        state.close(CLOSE_REASONS.NOT_KEPT); // observability: core destroys it
+        state.markClosing(CLOSE_REASONS.NOT_KEPT); // observability: core destroys it
         return false;
       }
       // Core has put the socket on the agent timeout (or its own reading of
@@ -446,7 +450,7 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       state.backToPool(state.freedAt + next.timeout);
-      (this.freeSockets[state.pool] ??= []).push(socket);
+      backToPool(this, state.pool, socket);
       this.#sweeper.watch(state, state.freeDeadline);
     }
 
@@ -507,7 +511,7 @@ function keepAlive(Base, { name, getName: naming }) {
       // it on, in the pool core just took it from.
       let state = stateOf(socket);
       if (state === undefined || state.agent !== this) {
-        this[INIT_SOCKET](socket, { _agentKey: this.#pickedPool });
+        this[INIT_SOCKET](socket, poolOptions(this.#pickedPool));
         state = stateOf(socket);
       }
       this.#activate(socket, state);
@@ -556,14 +560,14 @@ function keepAlive(Base, { name, getName: naming }) {
       // The caller listening for 'timeout' on its request decides itself. The
       // request's listeners are all the caller's: core adds its own to the
       // socket, never to the request.
-      const req = socket._httpMessage;
+      const req = requestOf(socket);
       if (req != null && req.listenerCount('timeout') > 0) {
         if (debug.enabled) debug('%s timed out; the request handles it', socket[SOCKET_NAME]);
         return;
       }
       const timeout = socket.timeout;
       if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], clock.roundMs(timeout));
-      state.close(CLOSE_REASONS.ACTIVE_TIMEOUT);
+      state.markClosing(CLOSE_REASONS.ACTIVE_TIMEOUT);
       // Out of agent.sockets before the request hears of it, and a request
       // queued behind it gets its new socket now, as in agentkeepalive.
       this.removeSocket(socket, state.createOptions);
@@ -587,6 +591,7 @@ function keepAlive(Base, { name, getName: naming }) {
         this.#freeSocketErrored(socket, state, err);
         return;
       }
+      state.errored = true; // close_reasons decides from it
       this.#events.socketErrored(state);
       if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
       this.#requestFailed(socket, err);
@@ -608,6 +613,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // reaches the process. Core's listener destroys the socket (`err`: null
     // if it kept none); take it out of the pool now.
     #freeSocketErrored(socket, state, err) {
+      state.errored = true; // close_reasons decides from it
       this.#events.socketErrored(state);
       if (debug.enabled) {
         if (err === null) debug('%s error while free (not kept by the socket)', socket[SOCKET_NAME]);
@@ -636,8 +642,10 @@ function keepAlive(Base, { name, getName: naming }) {
       if (state.dnsHost !== null) this.#dns.socketClosed(state);
       // Core's 'close' listener, which runs before ours, has just counted out
       // a place given to another socket already (#makeRoom, givePlaceUp).
-      if (state.placeGivenUp) this.totalSocketCount++;
-      this.#events.socketClosed(socket, state, wasFree);
+      if (state.placeGivenUp) countIn(this);
+      const req = requestOf(socket);
+      const complete = req != null && req.res != null && req.res.complete;
+      this.#events.socketClosed(socket, state, closeReason(state.closeReason, state.errored, wasFree, complete, socket.readableEnded));
       if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], state.requestsFinished);
       if (state.phase !== 'upgraded') this.#shutdown.left();
     }
@@ -656,12 +664,14 @@ function keepAlive(Base, { name, getName: naming }) {
       if (socket === null) return;
       const state = stateOf(socket);
       this.#learning.closed(socket, state); // a probe no longer
-      givePlaceUp(this, state);
+      countOut(this); // core counts it out on its 'close', and decides on this request now
+      state.placeGivenUp = true;
+      state.removed = true;
       this.#retire(socket, state, CLOSE_REASONS.TOTAL_LIMIT);
     }
 
     #close(socket, state, reason) {
-      state?.close(reason); // a socket put in the pool by hand has no state
+      state?.markClosing(reason); // a socket put in the pool by hand has no state
       if (debug.enabled) debug('%s closing: %s', nameOf(socket), reason);
       socket.destroy();
     }

@@ -12,6 +12,7 @@
 // the agent's PoolEvents (getStats(), the no-socket channel).
 const { QueueFullError, QueueTimeoutError } = require('../errors');
 const { timerDelay } = require('../timers/clock');
+const { unqueueLast, unqueue } = require('../core/agent_maps');
 
 // The queue timer of a waiting request, cleared when it leaves the queue.
 const kQueueTimer = Symbol('steady-agent.queueTimer');
@@ -42,8 +43,7 @@ class QueueBounds {
   admit(agent, req, pool, options) {
     const queue = agent.requests[pool];
     if (queue.length > this.#maxQueue) {
-      queue.pop();
-      if (queue.length === 0) delete agent.requests[pool];
+      unqueueLast(agent, pool);
       this.#events.queueFull(req, pool, options);
       req.onSocket(null, new QueueFullError(this.#maxQueue));
       return false;
@@ -68,13 +68,9 @@ class QueueBounds {
 
   static #timedOut(bounds, agent, req, pool) {
     QueueBounds.#leftQueue.call(req);
-    const queue = agent.requests[pool];
-    const index = queue === undefined ? -1 : queue.indexOf(req);
     // Not in the queue: taken out by someone else (agent.destroy() fails
     // every queued request), its error already on the way.
-    if (index === -1) return;
-    queue.splice(index, 1);
-    if (queue.length === 0) delete agent.requests[pool];
+    if (!unqueue(agent, pool, req)) return;
     // A request the caller destroyed while it waited settles as core would
     // settle it once a socket came (its own error, or 'socket hang up'),
     // now rather than after holding a place in the queue: it counts as one

@@ -10,6 +10,7 @@ const { AgentDestroyedError } = require('../errors');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { stateOf } = require('./socket_state');
 const { SOCKET_NAME } = require('../constants');
+const { takeAllFree, takeAllQueued } = require('../core/agent_maps');
 class Shutdown {
   // Sockets the agent opened and has not seen close (an upgraded socket
   // leaves the count when it leaves the agent).
@@ -70,16 +71,11 @@ class Shutdown {
    */
   destroying(agent) {
     if (this.closing) {
-      const queued = agent.requests;
-      for (const pool of Object.keys(queued)) {
-        const requests = queued[pool];
-        delete queued[pool];
-        for (const req of requests) req.onSocket(null, new AgentDestroyedError());
-      }
+      for (const req of takeAllQueued(agent)) req.onSocket(null, new AgentDestroyedError());
     }
     for (const map of [agent.sockets, agent.freeSockets]) {
       for (const pool of Object.keys(map)) {
-        for (const socket of map[pool]) stateOf(socket)?.close(CLOSE_REASONS.DESTROY);
+        for (const socket of map[pool]) stateOf(socket)?.markClosing(CLOSE_REASONS.DESTROY);
       }
     }
     for (const pool of Object.keys(agent.sockets)) {
@@ -95,13 +91,7 @@ class Shutdown {
    * 'close', a tick or more after destroy(): until then it could be handed out.
    */
   takeFree(agent) {
-    const free = agent.freeSockets;
-    const taken = [];
-    for (const pool of Object.keys(free)) {
-      taken.push(...free[pool]);
-      delete free[pool];
-    }
-    return taken;
+    return takeAllFree(agent);
   }
 
   /** Resolves the close() promise once no socket is open or being made. */

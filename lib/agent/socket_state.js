@@ -13,7 +13,7 @@
 //   active ──free()──> free ──startProbe()──> probe
 //     ^                 │  ^                      │
 //     └───activate()────┘  └────backToPool()──────┘ (a probe that outlived its limit)
-//   any phase ──close(reason)──> closing
+//   any phase ──markClosing(reason)──> closing
 //   active ──upgrade()──> upgraded (an HTTP upgrade took it from the agent)
 //
 // Transitions are methods. This module does no I/O and reads no clock: the
@@ -179,8 +179,8 @@ class SocketState {
     this.freeDeadline = deadline;
   }
 
-  /** The agent decided to close it, for `reason` (the first reason stands). */
-  close(reason) {
+  /** The agent decided to close it (it does so next), for `reason` (the first reason stands). */
+  markClosing(reason) {
     if (this.phase !== PHASES.CLOSING) {
       this.closedIdle = this.idle;
       this.phase = PHASES.CLOSING;

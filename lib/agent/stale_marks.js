@@ -20,6 +20,7 @@
 // younger socket or a new connection, whatever the scheduling.
 const { judgeFailure } = require('../policy/stale_judgement');
 const { stateOf } = require('./socket_state');
+const { requestOf } = require('../core/private_fields');
 
 /**
  * The marks for the failure, now, of the request `socket` serves, or null:
@@ -27,7 +28,7 @@ const { stateOf } = require('./socket_state');
  * origin's idle limit, announced or learned (undefined if none).
  */
 function failureMarks(socket, state, now, knownLimitMs) {
-  const req = socket._httpMessage;
+  const req = requestOf(socket);
   if (req == null || req.res != null) return null;
   return judgeFailure({
     requestsBefore: state.requestsFinished,
@@ -68,7 +69,7 @@ function markFailure(socket, state, err, now, knownLimitMs, free) {
   const marks = failureMarks(socket, state, now, knownLimitMs);
   if (marks === null) return [];
   if (err !== null) markError(err, marks);
-  else socket._httpMessage.prependOnceListener('error', (error) => markError(error, marks));
+  else requestOf(socket).prependOnceListener('error', (error) => markError(error, marks));
   if (!marks.staleSocket || free === undefined) return [];
   const idleMs = marks.socketIdleMs;
   return free.filter((other) => {

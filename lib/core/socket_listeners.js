@@ -17,6 +17,8 @@
 //   with room for a request's listener (withRoom).
 const { EventEmitter } = require('node:events');
 const { PHASES } = require('../agent/socket_state');
+const { countOut } = require('./agent_maps');
+const { requestOf } = require('./private_fields');
 
 // Core's listeners (lib/_http_agent.js, installListeners), the last added to
 // each of these events before the agent takes the socket on, by name: the
@@ -158,7 +160,7 @@ function erroredWhileFree(socket, state) {
 /** 'close': out of the agent's count and maps. */
 function coreClose(socket, state) {
   if (!state.coreListens) return;
-  state.agent.totalSocketCount--;
+  countOut(state.agent);
   state.agent.removeSocket(socket, state.createOptions);
 }
 
@@ -177,7 +179,7 @@ function coreTimeout(socket, state) {
 function coreRemove(socket, state, on) {
   if (!state.coreListens) return false;
   state.coreListens = false;
-  state.agent.totalSocketCount--;
+  countOut(state.agent);
   state.agent.removeSocket(socket, state.createOptions);
   socket.removeListener('free', on.free);
   socket.removeListener('agentRemove', on.agentRemove);
@@ -245,7 +247,7 @@ function unwatch(socket, on) {
  * 'agentRemove'), destroyed it.
  */
 function upgradeCall(socket, state) {
-  return state !== undefined && state.phase === PHASES.ACTIVE && socket._httpMessage != null && !socket.destroyed;
+  return state !== undefined && state.phase === PHASES.ACTIVE && requestOf(socket) != null && !socket.destroyed;
 }
 
 module.exports = {

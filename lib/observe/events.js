@@ -12,7 +12,6 @@
 // channels: that would make every channel look watched.
 const dc = require('node:diagnostics_channel');
 const { OriginTable } = require('./stats');
-const { closeReason } = require('../policy/close_reasons');
 const { now } = require('../timers/clock');
 const { stateOf } = require('../agent/socket_state');
 
@@ -172,15 +171,13 @@ class PoolEvents {
   socketErrored(state) {
     if (state.connected) this.#agent.errorSocketCount++;
     else this.#agent.createSocketErrorCount++;
-    state.errored = true;
     state.entry.errors++;
   }
 
-  /** The socket closed; `wasFree`: it was idle in the pool. */
-  socketClosed(socket, state, wasFree) {
+  /** The socket closed, for `reason` (one of CLOSE_REASONS). */
+  socketClosed(socket, state, reason) {
     this.#agent.closeSocketCount++;
     const entry = state.entry;
-    const reason = closeReason(socket, state, wasFree);
     entry.closed(reason);
     if (channels.close.hasSubscribers) {
       this.#publish(channels.close, {

@@ -4,9 +4,10 @@
 // getStats().closeReasons give, decided here and nowhere else.
 //
 // Two kinds of reason. The agent's own decisions are recorded in the
-// socket's state at the moment it decides (SocketState#close), because by the
+// socket's state at the moment it decides (SocketState#markClosed), because by the
 // time 'close' comes the cause is gone. Everything else (the server, a socket error, the
-// caller) is read from the socket when it closes (closeReason). The first
+// caller) is read from the socket when it closes, and closeReason decides
+// from those facts. The first
 // recorded reason wins: a socket the agent closes for its TTL and that then
 // errors on the way out closed for its TTL.
 
@@ -53,22 +54,22 @@ const CLOSE_REASONS = Object.freeze({
 });
 
 /**
- * Why `socket` closed, asked on its 'close'. `state` is its SocketState
- * (lib/socket_state.js), where the agent's decision was recorded (its
- * close(reason)). `wasFree`: it sat idle in the pool, so nobody but the server
- * (or Node, on bytes from the server) could close it.
+ * Why a socket closed, asked on its 'close', from facts: `recorded`, the
+ * reason the agent recorded when it decided (null: none); `errored`, it
+ * emitted an error; `wasFree`, it sat idle in the pool, so nobody but the
+ * server (or Node, on bytes from the server) could close it;
+ * `responseComplete`, the request it kept got its whole response;
+ * `readableEnded`, the server's FIN was read.
  */
-function closeReason(socket, state, wasFree) {
-  const recorded = state.closeReason;
+function closeReason(recorded, errored, wasFree, responseComplete, readableEnded) {
   if (recorded !== null) return recorded;
-  if (state.errored) return CLOSE_REASONS.ERROR;
+  if (errored) return CLOSE_REASONS.ERROR;
   if (wasFree) return CLOSE_REASONS.SERVER_CLOSE;
   // Core keeps the finished request on a socket it does not pool
   // (`Connection: close`, maxFreeSockets reached, keepSocketAlive refused)
   // and destroys the socket: it was not kept, whoever sent the first FIN.
-  const req = socket._httpMessage;
-  if (req != null && req.res != null && req.res.complete) return CLOSE_REASONS.NOT_KEPT;
-  if (socket.readableEnded) return CLOSE_REASONS.SERVER_CLOSE;
+  if (responseComplete) return CLOSE_REASONS.NOT_KEPT;
+  if (readableEnded) return CLOSE_REASONS.SERVER_CLOSE;
   return CLOSE_REASONS.ABORTED;
 }
 

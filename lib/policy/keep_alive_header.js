@@ -81,13 +81,12 @@ function responseHint(res) {
  * Node 20 (and 22 before `agentKeepAliveTimeoutBuffer`) refuse a socket
  * whose `Keep-Alive: timeout=N` is within their fixed 1 s buffer, after doing
  * the rest of their work (keep-alive probes, unref, timer). True when that was
- * the only reason core's keepSocketAlive refused `socket`: then the agent's
+ * the only reason core's keepSocketAlive refused the socket that got `res`: then the agent's
  * `serverTimeoutMargin` decides instead. Newer Node takes our margin as its
  * buffer, and then agrees with us.
  */
-function coreVetoedOnlyTheHint(agent, socket) {
+function coreVetoedOnlyTheHint(agent, res) {
   if (agent.agentKeepAliveTimeoutBuffer !== undefined) return false;
-  const res = socket._httpMessage?.res;
   if (res == null) return false;
   // Core vetoes a timeout of N s where N * 1000 - 1000 <= 0. Its parser reads
   // only a leading `timeout=N`, ours any; core got here only by a veto, and a

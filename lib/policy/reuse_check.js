@@ -4,11 +4,10 @@
 // request, or null when it may. Core's addRequest takes a free socket from
 // the pool without asking the agent; the agent runs this check on the
 // socket core is about to take, between naming the pool and picking from it
-// (lib/keep_alive.js, getName).
+// (the agent's getName). The pool itself is changed in lib/core/agent_maps.js.
 const debug = require('debug')('steady-agent');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { SOCKET_NAME } = require('../constants');
-const { stateOf } = require('../agent/socket_state');
 
 /**
  * @param {import('net').Socket} socket a socket in the agent's free pool
@@ -52,38 +51,4 @@ function whyRetired(state, now, ttl) {
   return null;
 }
 
-/**
- * Core is about to take a socket from `freeSockets[pool]`: the last (lifo)
- * or the first (fifo). Each one it would take that must not be reused leaves
- * the pool and goes to `drop(socket, state, reason)`, until one may be
- * reused (marked picked) or none is left (the pool's list is deleted, as core
- * would; it may not get the chance).
- */
-function dropUnusable(freeSockets, pool, fifo, now, ttl, drop) {
-  const free = freeSockets[pool];
-  while (free.length > 0) {
-    const socket = fifo ? free[0] : free[free.length - 1];
-    const state = stateOf(socket);
-    const reason = whyNotReusable(socket, state, now, ttl);
-    if (reason === null) {
-      state?.picked(now); // one put in the pool by hand is taken on in reuseSocket
-      return;
-    }
-    if (fifo) free.shift();
-    else free.pop();
-    drop(socket, state, reason);
-  }
-  delete freeSockets[pool];
-}
-
-/** Takes `socket` out of `freeSockets[pool]`, if there; an empty list goes, as core's would. */
-function takeOutOfPool(freeSockets, pool, socket) {
-  const free = freeSockets[pool];
-  if (free === undefined) return;
-  const index = free.indexOf(socket);
-  if (index === -1) return;
-  free.splice(index, 1);
-  if (free.length === 0) delete freeSockets[pool];
-}
-
-module.exports = { whyNotReusable, whyRetired, dropUnusable, takeOutOfPool };
+module.exports = { whyNotReusable, whyRetired };

@@ -18,7 +18,7 @@
 //   starts a socket for that request.
 //
 // A probe (the socket learning a server's idle limit, out of the pool:
-// lib/idle_learning.js) holds a place as any socket does, and serves no
+// the agent's idle learning) holds a place as any socket does, and serves no
 // request: it is given up first like an idle socket, whatever its origin.
 const { stateOf } = require('../agent/socket_state');
 
@@ -57,21 +57,6 @@ function placeFor(agent, pool, probes) {
 }
 
 /**
- * The socket of `state`, which the agent is about to close, gives its place
- * to the request core is about to place. Core's count is touched directly:
- * core counts a socket out only on its 'close', a tick or more after
- * destroy(), and decides on this request now. Its removeSocket on that
- * 'close' must then start no socket for a queued request (the place is this
- * request's already), and the agent counts the socket back in just before
- * (state.placeGivenUp), as core counts it out again.
- */
-function givePlaceUp(agent, state) {
-  agent.totalSocketCount--;
-  state.placeGivenUp = true;
-  state.removed = true;
-}
-
-/**
  * A socket of `pool` is going free with every place taken: true when the
  * place it holds would serve a request waiting for one. Core's removeSocket,
  * when a socket of a pool without a queue closes, starts one for the first
@@ -83,4 +68,4 @@ function othersWaiting(agent, pool) {
   return false;
 }
 
-module.exports = { placeFor, givePlaceUp, othersWaiting };
+module.exports = { placeFor, othersWaiting };

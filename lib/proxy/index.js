@@ -22,6 +22,8 @@ const { resolveProxy } = require('./options');
 const { bypasses } = require('./no_proxy');
 const { openTunnel, authority } = require('./tunnel');
 const { ProxyConnectionError, ConnectTimeoutError } = require('../errors');
+const { holdPlace, releasePlace, unqueueDestroyed } = require('../core/agent_maps');
+const { agentKeyOf, builtHeader, replaceBuiltHeader } = require('../core/private_fields');
 
 // The request's own timeout (the `timeout` request option) for the CONNECT
 // wait: Node 22+ puts it in createConnection's options itself, Node 18 and 20
@@ -38,7 +40,7 @@ const NAME_LIMIT = 1024;
  * Rewrites an http request for a forward proxy: the request line in absolute
  * form (`GET http://host:port/path HTTP/1.1`) and Proxy-Authorization when
  * the proxy URL has credentials. ClientRequest has already written its
- * header (`req._header`) when the headers came as an array or with
+ * header when the headers came as an array or with
  * `Expect`; it is then edited in place, before anything is sent.
  */
 function toAbsoluteForm(req, options, authorization) {
@@ -47,21 +49,13 @@ function toAbsoluteForm(req, options, authorization) {
   // a path already in absolute form stays as the caller wrote it.
   const rewrite = req.method !== 'CONNECT' && path[0] === '/';
   const target = rewrite ? `http://${authority(options.host, options.port)}${path}` : path;
-  const header = req._header;
+  const header = builtHeader(req);
   if (typeof header === 'string' && header !== '') {
     const lineEnd = header.indexOf('\r\n');
     const auth = authorization !== undefined && !/\r\nproxy-authorization:/i.test(header)
       ? `\r\nProxy-Authorization: ${authorization}` : '';
     const rewritten = `${req.method} ${target} HTTP/1.1${auth}${header.slice(lineEnd)}`;
-    if (req._headerSent) {
-      // With `Expect`, ClientRequest has also queued the header for sending
-      // (outputData, written once a socket comes): edit the queued copy.
-      const first = req.outputData?.[0];
-      if (req.socket != null || typeof first?.data !== 'string' || !first.data.startsWith(header)) return;
-      first.data = rewritten + first.data.slice(header.length);
-      req.outputSize += rewritten.length - header.length;
-    }
-    req._header = rewritten;
+    if (!replaceBuiltHeader(req, header, rewritten)) return;
     if (rewrite) req.path = target;
     return;
   }
@@ -153,9 +147,8 @@ class ProxyRoutes {
     // request arriving while a tunnel is being established would open a
     // tunnel of its own. The connection to the proxy holds the place of the
     // TLS socket to come (agent.destroy() ends it there too).
-    const name = options._agentKey;
-    (agent.sockets[name] ??= []).push(socket);
-    agent.totalSocketCount++;
+    const name = agentKeyOf(options);
+    holdPlace(agent, name, socket);
     openTunnel(socket, {
       proxy: this.#proxy,
       options,
@@ -170,7 +163,7 @@ class ProxyRoutes {
           process.nextTick(serveQueue, agent, socket, options);
           return;
         }
-        release(agent, name, socket);
+        releasePlace(agent, name, socket);
         callback(null, tlsSocket);
       },
     });
@@ -236,16 +229,6 @@ function namingProxyInErrors(socket, origin, ready) {
   return socket;
 }
 
-/** The tunnel's place in core's maps, given up for the TLS socket core adds. */
-function release(agent, name, socket) {
-  const list = agent.sockets[name];
-  const index = list === undefined ? -1 : list.indexOf(socket);
-  if (index === -1) return;
-  list.splice(index, 1);
-  if (list.length === 0) delete agent.sockets[name];
-  agent.totalSocketCount--;
-}
-
 /**
  * After a tunnel failed: core never saw a socket for it, so nothing would
  * start one for the requests queued behind it (maxSockets). Runs after the
@@ -256,13 +239,9 @@ function serveQueue(agent, socket, options) {
   // Core's map, touched directly: core leaves a queued request in the queue
   // when the socket it started for it fails, and one that failed that way
   // would be picked again below, forever.
-  const name = options._agentKey;
-  const queue = agent.requests[name];
-  if (queue !== undefined) {
-    for (let i = queue.length - 1; i >= 0; i--) if (queue[i].destroyed) queue.splice(i, 1);
-    if (queue.length === 0) delete agent.requests[name];
-  }
-  release(agent, name, socket);
+  const name = agentKeyOf(options);
+  unqueueDestroyed(agent, name);
+  releasePlace(agent, name, socket);
   // Core's own "a socket of this pool went away": it starts a socket for the
   // first queued request, whose failure or success then reaches that request
   // through core's usual path.

@@ -1,0 +1,154 @@
+'use strict';
+
+// Writes to the agent's maps (agent.freeSockets, agent.sockets,
+// agent.requests) and to core's socket count (agent.totalSocketCount). Node
+// documents the maps as read-only; core's own code (lib/_http_agent.js)
+// writes them in addRequest, createSocket, removeSocket and its 'free'
+// listener, and counts a socket out only on its 'close'. The agent has to
+// act between those moments: each function below says which of core's it
+// stands in for. Checked on Node 18, 20, 22, 24 and 26
+// (test/core-seam.test.js runs on each).
+const { whyNotReusable } = require('../policy/reuse_check');
+const { stateOf } = require('../agent/socket_state');
+
+/**
+ * Core is about to take a socket from `freeSockets[pool]`: the last (lifo)
+ * or the first (fifo) (lib/_http_agent.js, Agent.prototype.addRequest). Each
+ * one it would take that must not be reused leaves the pool and goes to
+ * `drop(socket, state, reason)`, until one may be reused (marked picked) or
+ * none is left (the pool's list is deleted, as core's addRequest would; it
+ * may not get the chance).
+ */
+function dropUnusable(freeSockets, pool, fifo, now, ttl, drop) {
+  const free = freeSockets[pool];
+  while (free.length > 0) {
+    const socket = fifo ? free[0] : free[free.length - 1];
+    const state = stateOf(socket);
+    const reason = whyNotReusable(socket, state, now, ttl);
+    if (reason === null) {
+      state?.picked(now); // one put in the pool by hand is taken on in reuseSocket
+      return;
+    }
+    if (fifo) free.shift();
+    else free.pop();
+    drop(socket, state, reason);
+  }
+  delete freeSockets[pool];
+}
+
+/**
+ * Takes `socket` out of `freeSockets[pool]`, if there; an empty list goes,
+ * as in core's removeSocket. Core does it only on 'close', a tick or more
+ * after destroy(); until then its addRequest could hand the socket out.
+ */
+function takeOutOfPool(freeSockets, pool, socket) {
+  const free = freeSockets[pool];
+  if (free === undefined) return;
+  const index = free.indexOf(socket);
+  if (index === -1) return;
+  free.splice(index, 1);
+  if (free.length === 0) delete freeSockets[pool];
+}
+
+/** A probe that outlived its bound goes back to its pool, as core's 'free' listener pools a socket. */
+function backToPool(agent, pool, socket) {
+  (agent.freeSockets[pool] ??= []).push(socket);
+}
+
+/** Every free socket, out of agent.freeSockets (close()). */
+function takeAllFree(agent) {
+  const free = agent.freeSockets;
+  const taken = [];
+  for (const pool of Object.keys(free)) {
+    taken.push(...free[pool]);
+    delete free[pool];
+  }
+  return taken;
+}
+
+/**
+ * Core's createSocket adds the pool's entry in agent.sockets before it calls
+ * createConnection, and never removes it when that throws.
+ */
+function forgetEmptyPool(agent, pool) {
+  if (pool !== undefined && agent.sockets[pool]?.length === 0) delete agent.sockets[pool];
+}
+
+/** Every queued request, out of agent.requests (destroy() during close()). */
+function takeAllQueued(agent) {
+  const queued = agent.requests;
+  const taken = [];
+  for (const pool of Object.keys(queued)) {
+    taken.push(...queued[pool]);
+    delete queued[pool];
+  }
+  return taken;
+}
+
+/** Takes the request core's addRequest just queued (the last) back out of `agent.requests[pool]`. */
+function unqueueLast(agent, pool) {
+  const queue = agent.requests[pool];
+  queue.pop();
+  if (queue.length === 0) delete agent.requests[pool];
+}
+
+/** Takes `req` out of `agent.requests[pool]`; false if it was not there. */
+function unqueue(agent, pool, req) {
+  const queue = agent.requests[pool];
+  const index = queue === undefined ? -1 : queue.indexOf(req);
+  if (index === -1) return false;
+  queue.splice(index, 1);
+  if (queue.length === 0) delete agent.requests[pool];
+  return true;
+}
+
+/**
+ * Takes the destroyed requests out of `agent.requests[pool]`: core leaves a
+ * queued request in the queue when the socket it started for it fails
+ * (removeSocket picks it again, forever).
+ */
+function unqueueDestroyed(agent, pool) {
+  const queue = agent.requests[pool];
+  if (queue === undefined) return;
+  for (let i = queue.length - 1; i >= 0; i--) if (queue[i].destroyed) queue.splice(i, 1);
+  if (queue.length === 0) delete agent.requests[pool];
+}
+
+/**
+ * A connection to a proxy holds the place of the tunnelled socket to come:
+ * core counts a socket against maxSockets and maxTotalSockets only once
+ * createConnection delivers it (createSocket's oncreate).
+ */
+function holdPlace(agent, pool, socket) {
+  (agent.sockets[pool] ??= []).push(socket);
+  agent.totalSocketCount++;
+}
+
+/** Gives up the place holdPlace held, for the socket core adds in its stead. */
+function releasePlace(agent, pool, socket) {
+  const list = agent.sockets[pool];
+  const index = list === undefined ? -1 : list.indexOf(socket);
+  if (index === -1) return;
+  list.splice(index, 1);
+  if (list.length === 0) delete agent.sockets[pool];
+  agent.totalSocketCount--;
+}
+
+/**
+ * Core's count, one socket out now: what its 'close' listener (onClose) or
+ * its 'agentRemove' listener (onRemove) does, or, for a socket giving its
+ * place up under maxTotalSockets, what its 'close' will do a tick later.
+ */
+function countOut(agent) {
+  agent.totalSocketCount--;
+}
+
+/** Core's count, one socket back in: its 'close' is about to count out one given up already (countOut). */
+function countIn(agent) {
+  agent.totalSocketCount++;
+}
+
+module.exports = {
+  dropUnusable, takeOutOfPool, backToPool, takeAllFree, forgetEmptyPool, takeAllQueued, unqueueLast, unqueue,
+  unqueueDestroyed, holdPlace, releasePlace, countOut, countIn,
+};
