@@ -13,7 +13,7 @@
 const debug = require('debug')('steady-agent');
 const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socketFreeTimeout } = require('../options/normalize');
 const { initCounters, statusSnapshot, takeStatusChanged } = require('../observe/status');
-const { idleAllowance, atDeadline } = require('../policy/server_limits');
+const { idleAllowance, atDeadline } = require('../policy/free_timeout');
 const { IdleLearning } = require('./idle_learning');
 const { whyRetired } = require('../policy/reuse_check');
 const {

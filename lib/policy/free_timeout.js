@@ -1,0 +1,98 @@
+'use strict';
+
+// How long a socket may stay idle, from every limit: the free timeout the
+// caller set (or what is left of its TTL), the server's Keep-Alive hint and
+// the limit learned for its origin (server_limits.js learns it). Pure: facts
+// in, a decision out; the agent applies it to a socket, and a second
+// transport can call it the same way.
+
+// A learned limit keeps sockets at most this fraction of it less: a 300 ms
+// limit keeps them 225 ms, not -700 ms.
+const SHORT_MARGIN_FRACTION = 0.25;
+const PROBE_BOUND_FACTOR = 4;
+const PROBE_BOUND_MIN_MS = 10000;
+// A tentative limit's probe: open this multiple of the limit, and at least
+// TRIAL_EXTRA_MIN_MS beyond it (timers are late by a millisecond or two).
+const TRIAL_FACTOR = 1.5;
+const TRIAL_EXTRA_MIN_MS = 5;
+
+/**
+ * The margin before a learned limit: serverTimeoutMargin, but never more than
+ * a fixed fraction of the limit. (A hinted limit keeps the whole
+ * serverTimeoutMargin, as Node's agentKeepAliveTimeoutBuffer does.)
+ */
+function learnedMargin(limit, serverTimeoutMargin) {
+  const proportional = limit * SHORT_MARGIN_FRACTION;
+  return proportional < serverTimeoutMargin ? proportional : serverTimeoutMargin;
+}
+
+/**
+ * How long a socket whose idle time a learned limit capped may stay open as
+ * a probe, in ms of idle time.
+ * @param {number} limit the learned limit
+ * @param {boolean} confirmed whether it is confirmed
+ * @param {number} uncapped the free timeout it would have without the
+ *   learned limit (Infinity: none)
+ */
+function probeBound(limit, confirmed, uncapped) {
+  if (!confirmed) {
+    const trial = Math.max(limit * TRIAL_FACTOR, limit + TRIAL_EXTRA_MIN_MS);
+    return trial < uncapped ? trial : uncapped;
+  }
+  if (uncapped !== Infinity) return uncapped;
+  return Math.max(PROBE_BOUND_FACTOR * limit, PROBE_BOUND_MIN_MS);
+}
+
+/** The learned limit in force in `learned` (an origin's record), in ms, or undefined. */
+function capOf(learned) {
+  return learned === undefined ? undefined : learned.limit;
+}
+
+/**
+ * How long a socket may stay idle, in ms, and which limit decided it:
+ * 'hint', 'learned', or null (`uncapped` did).
+ * @param {number} uncapped the free timeout from options, the per-socket
+ *   override and the TTL (Infinity: no limit)
+ * @param {number|undefined} hinted the server's Keep-Alive timeout in ms
+ * @param {number|undefined} learned the learned limit that caps it (capOf)
+ * @param {number} margin serverTimeoutMargin
+ */
+function idleAllowance(uncapped, hinted, learned, margin) {
+  let timeout = uncapped;
+  let limitedBy = null;
+  if (hinted !== undefined && hinted - margin < timeout) {
+    timeout = hinted - margin;
+    limitedBy = 'hint';
+  }
+  if (learned !== undefined) {
+    const capped = learned - learnedMargin(learned, margin);
+    if (capped < timeout) return { timeout: capped, limitedBy: 'learned' };
+  }
+  return { timeout, limitedBy };
+}
+
+/**
+ * A free socket's deadline came (its allowance was `allowedMs` ms of idle
+ * time): what now, given the limits as they are now (they may have changed
+ * since it was freed). Returns { action: 'expire' } (close it),
+ * { action: 'probe', bound } (take it out of the pool, open until `bound` ms
+ * idle), or { action: 'wait', timeout } (it may stay idle `timeout` ms in
+ * all, longer than it was allowed: a limit was forgotten or is being tried).
+ * @param {number} uncapped as for idleAllowance
+ * @param {number|undefined} hinted the server's Keep-Alive timeout in ms
+ * @param {OriginLimit|undefined} learned the origin's record
+ * @param {boolean} probing a probe of the origin is out
+ * @param {number} margin serverTimeoutMargin
+ * @param {number} allowedMs the idle time its deadline allowed
+ */
+function atDeadline(uncapped, hinted, learned, probing, margin, allowedMs) {
+  const cap = capOf(learned);
+  const allowed = idleAllowance(uncapped, hinted, cap, margin);
+  if (allowed.timeout > allowedMs + 1) return { action: 'wait', timeout: allowed.timeout };
+  if (allowed.limitedBy === 'learned' && !probing) {
+    return { action: 'probe', bound: probeBound(cap, learned.confirmed, uncapped) };
+  }
+  return { action: 'expire' };
+}
+
+module.exports = { idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_FACTOR };
