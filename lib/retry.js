@@ -24,7 +24,7 @@
 const http = require('node:http');
 const https = require('node:https');
 const { setTimeout: sleep } = require('node:timers/promises');
-const { count, duration } = require('./options/normalize');
+const { count, duration } = require('./options/grammar');
 const { InvalidOptionTypeError } = require('./errors');
 
 // Deep enough for any wrapper of a wrapper; a cycle ends here too.
