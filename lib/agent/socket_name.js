@@ -52,8 +52,8 @@ function ownValue(key) {
 }
 
 /** Gives `socket` (its state attached) agentkeepalive's public properties. */
-function publish(socket) {
+function exposeSocketProperties(socket) {
   Object.defineProperties(socket, PUBLIC);
 }
 
-module.exports = { socketName, publish };
+module.exports = { socketName, exposeSocketProperties };

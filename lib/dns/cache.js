@@ -17,25 +17,15 @@
 // refused, an empty answer) never changes anything: the last good answer is
 // served for up to staleTtl past its expiry.
 const dns = require('node:dns');
-const dc = require('node:diagnostics_channel');
 const net = require('node:net');
-const os = require('node:os');
 const debug = require('debug')('steady-agent');
-const { duration, boolean } = require('../options/grammar');
 const clock = require('../timers/clock');
-const { InvalidOptionTypeError, InvalidOptionValueError, DnsNotFoundError } = require('../errors');
-const { stateOf } = require('../agent/socket_state');
+const { DnsNotFoundError } = require('../errors');
 const { SOCKET_NAME } = require('../constants');
-
-const SETTINGS = Object.freeze(['resolver', 'minTtl', 'maxTtl', 'lookupTtl', 'staleTtl', 'spread']);
-
-const DEFAULTS = Object.freeze({
-  minTtl: 1000,
-  maxTtl: 5 * 60 * 1000,
-  lookupTtl: 10 * 1000,
-  staleTtl: 5 * 60 * 1000,
-  spread: false,
-});
+const { channels, publish } = require('../observe/channels');
+const { dnsSettings, DEFAULTS } = require('./settings');
+const { ask, systemLookup, configuredFamilies, unmapped, isLoopback } = require('./resolver');
+const { HostEntry, familyOption, copy, ordered, rotated } = require('./answers');
 
 // A failed query is tried again after the last answer's TTL, but no later
 // than this: an outage of a long-TTL name would otherwise outlast staleTtl
@@ -45,150 +35,8 @@ const RETRY_MAX = 30 * 1000;
 // Answers kept for hosts the agent holds no socket to; the oldest go first.
 const IDLE_CAPACITY = 1000;
 
-// How long the list of configured address families (for the ADDRCONFIG
-// hint) is reused before os.networkInterfaces() is read again.
-const INTERFACES_TTL = 10 * 1000;
-
 // What a resolver says when the name has no record of the type asked for.
 const NO_RECORDS = new Set([dns.NODATA, dns.NOTFOUND]);
-
-// Made once: hasSubscribers is then a field read, and Node 18 keeps them alive.
-const channels = Object.freeze({
-  lookup: dc.channel('steady-agent:dns:lookup'),
-  change: dc.channel('steady-agent:dns:change'),
-  stale: dc.channel('steady-agent:dns:stale'),
-  retire: dc.channel('steady-agent:dns:retire'),
-});
-
-/**
- * The `dns` option's settings: a boolean (or 'true', 1...: see options.js),
- * or an object with any of resolver, minTtl, maxTtl, lookupTtl, staleTtl and
- * spread. Returns a new frozen object with every default filled in
- * (resolver: undefined, the agent makes its own), or null for off; the
- * caller's object is only read.
- */
-function dnsSettings(value) {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    let on;
-    try {
-      on = Array.isArray(value) ? undefined : boolean('dns', value);
-    } catch {
-      // The message below says what else it may be.
-    }
-    if (on === undefined) {
-      throw new InvalidOptionTypeError('dns', `true, false, or an object of settings (${SETTINGS.join(', ')})`, value);
-    }
-    return on ? Object.freeze({ resolver: undefined, ...DEFAULTS }) : null;
-  }
-  for (const key of Object.keys(value)) {
-    if (!SETTINGS.includes(key)) {
-      throw new InvalidOptionValueError('dns', `an object of the settings ${SETTINGS.join(', ')}; "${key}" is none of them`, value);
-    }
-  }
-  const minTtl = duration('dns.minTtl', value.minTtl) ?? DEFAULTS.minTtl;
-  if (minTtl < 1) {
-    throw new InvalidOptionValueError('dns.minTtl', 'a duration of at least 1 ms (a TTL of 0 would be queried again at once, without end)', value.minTtl);
-  }
-  const maxTtl = duration('dns.maxTtl', value.maxTtl) ?? Math.max(DEFAULTS.maxTtl, minTtl);
-  if (maxTtl < minTtl) {
-    throw new InvalidOptionValueError('dns.maxTtl', `a duration no shorter than dns.minTtl (${minTtl} ms)`, value.maxTtl);
-  }
-  return Object.freeze({
-    resolver: resolverSetting(value.resolver),
-    minTtl,
-    maxTtl,
-    lookupTtl: duration('dns.lookupTtl', value.lookupTtl) ?? DEFAULTS.lookupTtl,
-    staleTtl: duration('dns.staleTtl', value.staleTtl) ?? DEFAULTS.staleTtl,
-    spread: boolean('dns.spread', value.spread) ?? DEFAULTS.spread,
-  });
-}
-
-function resolverSetting(resolver) {
-  if (resolver === undefined || resolver === null) return undefined;
-  if (resolver instanceof dns.Resolver || resolver instanceof dns.promises.Resolver) return resolver;
-  // Anything shaped like dns.promises.Resolver (a wrapper of the caller's).
-  if (typeof resolver === 'object' && typeof resolver.resolve4 === 'function' && typeof resolver.resolve6 === 'function') {
-    return resolver;
-  }
-  throw new InvalidOptionTypeError('dns.resolver', 'a dns.Resolver or dns.promises.Resolver', resolver);
-}
-
-/** One record type's answer: { records } or { error }, never a rejection. */
-function ask(resolver, method, host) {
-  if (resolver instanceof dns.Resolver) {
-    return new Promise((resolve) => {
-      resolver[method](host, { ttl: true }, (error, records) => resolve(error ? { error } : { records }));
-    });
-  }
-  try {
-    return Promise.resolve(resolver[method](host, { ttl: true })).then((records) => ({ records }), (error) => ({ error }));
-  } catch (error) {
-    return Promise.resolve({ error });
-  }
-}
-
-/** dns.lookup's whole answer, in the system's order: { addresses } or { error }. */
-function systemLookup(host) {
-  return new Promise((resolve) => {
-    dns.lookup(host, { all: true, family: 0, order: 'verbatim', verbatim: true }, (error, addresses) => {
-      resolve(error ? { error } : { addresses: addresses.map(({ address, family }) => ({ address, family })) });
-    });
-  });
-}
-
-// An IPv4 address as an IPv4-mapped IPv6 address reports it (a socket
-// connected to ::ffff:127.0.0.2 is one to 127.0.0.2).
-const unmapped = (address) => (address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address);
-
-const isLoopback = (address) => address.startsWith('127.') || address === '::1';
-
-/** The address families some non-loopback interface has (for the ADDRCONFIG hint). */
-const interfaces = { at: -Infinity, 4: true, 6: true };
-function configuredFamilies(now) {
-  if (now - interfaces.at < INTERFACES_TTL) return interfaces;
-  interfaces[4] = false;
-  interfaces[6] = false;
-  for (const list of Object.values(os.networkInterfaces())) {
-    for (const { family, internal } of list) {
-      // Node 18.0-18.3 gave the family as a number.
-      if (!internal) interfaces[family === 'IPv6' || family === 6 ? 6 : 4] = true;
-    }
-  }
-  interfaces.at = now;
-  return interfaces;
-}
-
-function familyOption(family) {
-  if (family === undefined || family === null || family === 0) return 0;
-  if (family === 4 || family === 'IPv4') return 4;
-  if (family === 6 || family === 'IPv6') return 6;
-  return -1;
-}
-
-class HostEntry {
-  constructor(key) {
-    // localhost is the system's (RFC 6761: never sent to a DNS server).
-    const local = key === 'localhost';
-    this.key = key;
-    // The last successful answer, [{ address, family }], IPv4 first for the
-    // resolver's, as the system gave it for dns.lookup's; null before one.
-    this.addresses = null;
-    this.current = null; // its addresses, a Set, to ask whether a socket's is still there
-    this.source = local ? 'lookup' : 'dns'; // where the answer came from: the resolver, or dns.lookup
-    this.system = local; // the resolver cannot answer this name: dns.lookup only
-    this.ttl = 0; // ms the answer was given for, clamped
-    this.expiresAt = 0; // clock.now() time a lookup stops taking it without a query
-    this.staleUntil = 0; // after which it is not served at all
-    this.stale = false; // the answer is served past its TTL: queries fail
-    this.error = null; // why the last query failed, when there is nothing to serve
-    this.pending = null; // the query under way, a Promise
-    this.users = 0; // sockets of the agent connected through this answer
-    this.timer = null; // the refresh timer, while users > 0
-    this.turn = 0; // round robin (spread)
-  }
-
-  servable(now) { return this.addresses !== null && now < this.staleUntil; }
-}
 
 class DnsCache {
   #settings;
@@ -280,8 +128,8 @@ class DnsCache {
   /** The agent retires `socket` (to `address`, which left `host`'s answer): published and logged. */
   retiring(socket, host, address, wasFree) {
     if (debug.enabled) debug('dns: %s: %s to %s, which left the answer, is retired', host, socket[SOCKET_NAME] ?? 'a socket', address);
-    if (channels.retire.hasSubscribers) {
-      publish(channels.retire, { agent: this.#agent, host, address, socket, free: wasFree });
+    if (channels.dnsRetire.hasSubscribers) {
+      publish(channels.dnsRetire, { agent: this.#agent, host, address, socket, free: wasFree });
     }
   }
 
@@ -404,8 +252,8 @@ class DnsCache {
     const now = clock.now();
     if (outcome.error === undefined) this.#accept(entry, outcome, now);
     else this.#failed(entry, outcome.error, now);
-    if (channels.lookup.hasSubscribers) {
-      publish(channels.lookup, {
+    if (channels.dnsLookup.hasSubscribers) {
+      publish(channels.dnsLookup, {
         agent: this.#agent,
         host,
         source: outcome.source,
@@ -474,8 +322,8 @@ class DnsCache {
     const added = [...entry.current].filter((address) => !previous.has(address));
     if (removed.length === 0 && added.length === 0) return;
     if (debug.enabled) debug('dns: %s changed: %s left, %s came', entry.key, removed.join(' ') || 'none', added.join(' ') || 'none');
-    if (channels.change.hasSubscribers) {
-      publish(channels.change, { agent: this.#agent, host: entry.key, removed, added, addresses: addresses.map(copy) });
+    if (channels.dnsChange.hasSubscribers) {
+      publish(channels.dnsChange, { agent: this.#agent, host: entry.key, removed, added, addresses: addresses.map(copy) });
     }
     if (removed.length > 0) this.#onChange(entry.key, removed, addresses);
   }
@@ -496,8 +344,8 @@ class DnsCache {
     if (debug.enabled) {
       debug('dns: %s: query failed (%s): the last answer is served for up to %d ms more', entry.key, error.code ?? error.message, clock.roundMs(entry.staleUntil - now));
     }
-    if (channels.stale.hasSubscribers) {
-      publish(channels.stale, {
+    if (channels.dnsStale.hasSubscribers) {
+      publish(channels.dnsStale, {
         agent: this.#agent,
         host: entry.key,
         addresses: entry.addresses.map(copy),
@@ -542,139 +390,5 @@ class DnsCache {
   }
 }
 
-// The host a connection's options were given our lookup for: set on core's
-// per-socket copy of the options (never the caller's), read when the agent
-// takes the socket on.
-const kDnsHost = Symbol('steady-agent.dnsHost');
 
-// The address a socket connected to (null until it has): what it is judged
-// by. Read from the socket, which keeps it once read, while it is open.
-const addressOf = (socket) => socket.remoteAddress ?? null;
-
-/**
- * The agent's side of the option: which connections get the cache's lookup,
- * which sockets follow which host, and which of them are retired when an
- * address leaves a host's answer. lib/keep_alive.js makes one call here from
- * each hook, only when the option is on.
- */
-class AgentDns {
-  #agent;
-  #cache;
-  #retireFree;
-
-  /**
-   * @param {object} settings from dnsSettings()
-   * @param {object} agent
-   * @param {(socket: object, state: object) => void} retireFree takes a free
-   *   socket out of the pool and closes it (close reason 'dns')
-   */
-  constructor(settings, agent, retireFree) {
-    this.#agent = agent;
-    this.#retireFree = retireFree;
-    this.#cache = new DnsCache(settings, { agent, onChange: (host) => this.#changed(host) });
-  }
-
-  /**
-   * Core is about to connect with `options` (its own copy for this socket):
-   * give it the cache's lookup, unless the caller gave one, it is a Unix
-   * socket, or the host is an IP literal. A proxied request connects to the
-   * proxy (`proxy`: lib/proxy's routes, or null): the proxy's name is looked
-   * up, the target's is the proxy's business.
-   */
-  connecting(options, proxy) {
-    if (options.lookup != null || options.socketPath) return;
-    const host = proxy !== null && proxy.proxies(options) ? proxy.host : (options.host || 'localhost');
-    if (net.isIP(host) !== 0) return;
-    options.lookup = this.#cache.lookup;
-    options[kDnsHost] = host.toLowerCase();
-  }
-
-  /** The agent took on `socket`, created with `options`: it follows its host's answer. */
-  socketCreated(state, options) {
-    const host = options[kDnsHost];
-    if (host === undefined) return;
-    state.dnsHost = host;
-    this.#cache.track(host);
-  }
-
-  /**
-   * Whether a socket that just finished a request must serve no other: its
-   * address left its host's answer. True means it is being retired
-   * (published and logged here).
-   */
-  retires(socket, state) {
-    if (state.dnsHost === null || !this.#cache.left(state.dnsHost, addressOf(socket))) return false;
-    this.#cache.retiring(socket, state.dnsHost, addressOf(socket), false);
-    return true;
-  }
-
-  /** A socket that followed a host closed. */
-  socketClosed(state) {
-    this.#cache.untrack(state.dnsHost);
-  }
-
-  /** Addresses left `host`'s answer: its free sockets to them close now. */
-  #changed(host) {
-    const agent = this.#agent;
-    const retired = [];
-    // Core's map, read directly: the free sockets of every pool of the host
-    // (one per port, TLS identity or proxy route).
-    for (const pool in agent.freeSockets) {
-      for (const socket of agent.freeSockets[pool]) {
-        const state = stateOf(socket);
-        if (state !== undefined && state.dnsHost === host && this.#cache.left(host, addressOf(socket))) retired.push([socket, state]);
-      }
-    }
-    for (const [socket, state] of retired) {
-      this.#cache.retiring(socket, host, addressOf(socket), true);
-      this.#retireFree(socket, state);
-    }
-  }
-
-  /** agent.destroy() or close(): no more refreshes. */
-  stop() {
-    this.#cache.stop();
-  }
-
-  /** getStats().dns */
-  snapshot() {
-    return this.#cache.snapshot();
-  }
-}
-
-const copy = ({ address, family }) => ({ address, family });
-
-/** By `order` (or the legacy `verbatim`), else dns's default result order. */
-function ordered(list, options) {
-  let order = options.order;
-  if (order === undefined) {
-    if (options.verbatim === true) order = 'verbatim';
-    else if (options.verbatim === false) order = 'ipv4first';
-    else order = dns.getDefaultResultOrder?.() ?? 'verbatim';
-  }
-  if (order === 'verbatim') return list;
-  const first = order === 'ipv6first' ? 6 : 4;
-  return [...list.filter((a) => a.family === first), ...list.filter((a) => a.family !== first)];
-}
-
-/** Each family's addresses turned by `turn`, in place of the family's own. */
-function rotated(list, turn) {
-  const result = list.slice();
-  for (const family of [4, 6]) {
-    const slots = [];
-    for (let i = 0; i < list.length; i++) if (list[i].family === family) slots.push(i);
-    for (let j = 0; j < slots.length; j++) result[slots[j]] = list[slots[(j + turn) % slots.length]];
-  }
-  return result;
-}
-
-function publish(channel, message) {
-  try {
-    channel.publish(message);
-  } catch {
-    // Node 18's publish() throws when a subscriber unsubscribes the last
-    // subscriber while being called; subscribers' own errors never get here.
-  }
-}
-
-module.exports = { AgentDns, DnsCache, dnsSettings, DEFAULTS, channels };
+module.exports = { DnsCache, dnsSettings, DEFAULTS };

@@ -10,24 +10,11 @@
 // only when its channel has subscribers, so an agent nobody watches does no
 // more than count. getStats() is kept here and not by subscribing to our own
 // channels: that would make every channel look watched.
-const dc = require('node:diagnostics_channel');
 const { OriginTable } = require('./stats');
+const { channels, publish } = require('./channels');
 const { now } = require('../timers/clock');
 const { stateOf } = require('../agent/socket_state');
 
-// Made once: a channel's hasSubscribers is then a field read. Holding them
-// also keeps them alive on Node 18, where channels are weakly referenced.
-const channels = Object.freeze({
-  create: dc.channel('steady-agent:socket:create'),
-  reuse: dc.channel('steady-agent:socket:reuse'),
-  free: dc.channel('steady-agent:socket:free'),
-  close: dc.channel('steady-agent:socket:close'),
-  serverIdleLimit: dc.channel('steady-agent:server-idle-limit'),
-  queued: dc.channel('steady-agent:request:queued'),
-  dequeued: dc.channel('steady-agent:request:dequeued'),
-  noSocket: dc.channel('steady-agent:request:no-socket'),
-  listeners: dc.channel('steady-agent:socket:listeners'),
-});
 
 // How a request ended without a socket: its getStats() counter, and the
 // `outcome` the no-socket channel and OpenTelemetry (error.type) name it by.
@@ -40,20 +27,13 @@ const LEFT_QUEUE = Object.freeze({ counter: 'leftQueue', name: 'left-queue' }); 
 const kQueued = Symbol('steady-agent.queued');
 
 /** Publishes `message` about `agent`'s origin `entry` (and `socket`) on `channel`. */
-function publish(channel, message, agent, entry, socket) {
+function publishAbout(channel, message, agent, entry, socket) {
   message.agent = agent;
   message.origin = entry.origin;
   message.host = entry.host;
   message.port = entry.port;
   if (socket !== undefined) message.socket = socket;
-  try {
-    channel.publish(message);
-  } catch {
-    // Only Node 18 gets here: its publish() throws when a subscriber
-    // removes the channel's last subscriber while being called (the loop
-    // reads the list it just dropped). Errors thrown by subscribers never
-    // come here: publish() reports them as uncaught exceptions itself.
-  }
+  publish(channel, message);
 }
 
 /**
@@ -72,7 +52,7 @@ function onWarning(warning) {
   const state = socket != null ? stateOf(socket) : undefined;
   // Not one of an agent's sockets, or one an HTTP upgrade took from it.
   if (state === undefined || state.phase === 'upgraded') return;
-  publish(channels.listeners, {
+  publishAbout(channels.listeners, {
     event: warning.type,
     count: warning.count,
     requests: state.requests,
@@ -97,7 +77,7 @@ class PoolEvents {
   }
 
   #publish(channel, message, entry, socket) {
-    publish(channel, message, this.#agent, entry, socket);
+    publishAbout(channel, message, this.#agent, entry, socket);
   }
 
   // ---- sockets ----------------------------------------------------------------
@@ -301,4 +281,4 @@ function socketOrigin(socket) {
   return stateOf(socket)?.entry;
 }
 
-module.exports = { PoolEvents, channels, socketOrigin };
+module.exports = { PoolEvents, socketOrigin };

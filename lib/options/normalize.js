@@ -84,9 +84,9 @@ function normalizeOptions(input) {
   // Proxy settings (lib/proxy): validated here, resolved by the agent.
   const proxy = normalizeProxyOptions(input);
   if (proxy !== undefined) normalized.proxy = proxy;
-  // The dns option (lib/dns.js): an agent without it never loads the module.
+  // The dns option: an agent without it never loads lib/dns/.
   if (input.dns !== undefined && input.dns !== null && input.dns !== false) {
-    const dns = require('../dns/cache').dnsSettings(input.dns);
+    const dns = require('../dns/settings').dnsSettings(input.dns);
     if (dns !== null) normalized.dns = dns;
   }
 
