@@ -446,7 +446,10 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       state.backToPool(state.freedAt + next.timeout);
-      (this.freeSockets[state.pool] ??= []).push(socket);
+      // Where a request takes it last: it is the oldest socket of the pool.
+      const free = (this.freeSockets[state.pool] ??= []);
+      if (this.scheduling === 'fifo') free.push(socket);
+      else free.unshift(socket);
       this.#sweeper.watch(state, state.freeDeadline);
     }
 
