@@ -92,8 +92,8 @@ describe('ServerLimits', () => {
   it('agreement: within max(20 ms, 10%)', () => {
     assert.equal(agree(100, 119), true);
     assert.equal(agree(100, 121), false);
-    assert.equal(agree(300, 329), true);
-    assert.equal(agree(300, 331), false);
+    assert.equal(agree(300, 333), true);
+    assert.equal(agree(300, 334), false);
     assert.equal(agree(5000, 5499), true);
     assert.equal(agree(5000, 5600), false);
   });
