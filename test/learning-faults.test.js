@@ -136,14 +136,14 @@ for (const protocol of PROTOCOLS) {
       'hinted, a restart at 240 ms, a request every 100 ms': {
         hinted: true, limit: 5000, latency: 0.2, gaps: Array(12).fill(100), width: 1, restartAt: 240, resetRequest: null,
       },
-      'silent (400 ms), the first reuse reset, a request every 100 ms': {
-        hinted: false, limit: 400, latency: 0.2, gaps: Array(12).fill(100), width: 1, restartAt: null, resetRequest: 1,
+      'silent (1000 ms), the first reuse reset, a request every 250 ms': {
+        hinted: false, limit: 1000, latency: 0.2, gaps: Array(8).fill(250), width: 1, restartAt: null, resetRequest: 1,
       },
-      'silent (400 ms), a restart before any reuse, a request every 150 ms': {
-        hinted: false, limit: 400, latency: 0.2, gaps: Array(10).fill(150), width: 1, restartAt: 40, resetRequest: null,
+      'silent (600 ms), a restart before any reuse, a request every 250 ms': {
+        hinted: false, limit: 600, latency: 0.2, gaps: Array(8).fill(250), width: 1, restartAt: 150, resetRequest: null,
       },
-      'silent (400 ms), two at a time every 100 ms, one reset': {
-        hinted: false, limit: 400, latency: 0.2, gaps: Array(10).fill(100), width: 2, restartAt: null, resetRequest: 5,
+      'hinted, two at a time every 100 ms, a restart at 250 ms': {
+        hinted: true, limit: 5000, latency: 0.2, gaps: Array(10).fill(100), width: 2, restartAt: 250, resetRequest: null,
       },
     };
     for (const [name, s] of Object.entries(scenarios)) {
