@@ -299,7 +299,12 @@ declare namespace HttpAgent {
     /** How many sockets closed for each reason. */
     closeReasons: Partial<Record<CloseReason, number>>;
     /** The server's idle limit in ms: announced (Keep-Alive: timeout) and learned, or null. */
-    serverIdleTimeout: { announced: number | null; learned: number | null };
+    serverIdleTimeout: {
+      announced: number | null;
+      learned: number | null;
+      /** How sure the agent is of the learned limit; null without one. */
+      confidence: 'tentative' | 'confirmed' | null;
+    };
     /** Over every wait behind `maxSockets` that ended (with a socket, by queueTimeout, aborted, destroyed), in ms. */
     queueWaitMs: { count: number; sum: number; max: number };
     /** Requests refused at once by `maxQueue`. */
@@ -354,8 +359,12 @@ declare namespace HttpAgent {
     /** The limit the agent now holds, in whole ms; null when gone. */
     ms: number | null;
     source: 'announced' | 'learned';
-    /** Learned limits only: why the limit changed. */
-    why?: 'learned' | 'confirmed' | 'raised' | 'lowered' | 'collision' | 'restart' | 'probe' | 'evicted';
+    /** Learned limits only: how sure the agent is of the limit it holds. */
+    confidence?: 'tentative' | 'confirmed' | null;
+    /** Learned limits only: what the close the agent weighed did. */
+    outcome?: 'learned' | 'confirmed' | 'raised' | 'lowered' | 'held' | 'refused' | 'burst' | 'restart' | 'refuted' | 'evicted';
+    /** Learned limits only: why, in words ('contradicted by a reuse after 1000 ms'). */
+    why?: string;
   }
   /** `steady-agent:request:queued` */
   interface RequestQueuedMessage extends ChannelMessage {

@@ -89,9 +89,11 @@ describe('ServerLimits', () => {
     assert.equal(confirmed(limits, A), false);
   });
 
-  it('agreement: within max(50 ms, 10%)', () => {
-    assert.equal(agree(300, 349), true);
-    assert.equal(agree(300, 351), false);
+  it('agreement: within max(20 ms, 10%)', () => {
+    assert.equal(agree(100, 119), true);
+    assert.equal(agree(100, 121), false);
+    assert.equal(agree(300, 333), true);
+    assert.equal(agree(300, 334), false);
     assert.equal(agree(5000, 5499), true);
     assert.equal(agree(5000, 5600), false);
   });
@@ -253,7 +255,7 @@ describe('idle allowance and margins', () => {
     assert.equal(probeBound(200, false, 4000), 300);
     assert.equal(probeBound(20, false, 4000), 30);
     assert.equal(probeBound(4, false, 4000), 9, 'at least a few ms beyond the limit');
-    assert.equal(probeBound(3000, false, 4000), 4000, 'never beyond the uncapped free timeout');
+    assert.equal(probeBound(3000, false, 4000), 4500, 'beyond the free timeout: a trial cut short would show nothing');
     assert.equal(probeBound(200, true, 4000), 4000);
     assert.equal(probeBound(200, true, Infinity), 10000);
     assert.equal(probeBound(60000, true, Infinity), 240000);

@@ -35,7 +35,7 @@ class IdleLearning {
 
   /** The learned limit that caps a socket of `pool` freed now, in ms, or undefined. */
   capOf(pool) {
-    return this.#limits.size > 0 ? capOf(this.#limits.get(pool)) : undefined;
+    return this.#limits.size > 0 ? capOf(this.#limits.get(pool), this.#probes.size > 0 && this.#probes.has(pool)) : undefined;
   }
 
   /** The learned limit of `pool` in force, in ms, or undefined. */

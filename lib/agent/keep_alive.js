@@ -451,7 +451,8 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       state.backToPool(state.freedAt + next.timeout);
-      backToPool(this, state.pool, socket);
+      // Where a request takes it last: it is the oldest socket of the pool.
+      backToPool(this, state.pool, socket, this.scheduling === 'fifo');
       this.#sweeper.watch(state, state.freeDeadline);
     }
 

@@ -50,9 +50,14 @@ function takeOutOfPool(freeSockets, pool, socket) {
   if (free.length === 0) delete freeSockets[pool];
 }
 
-/** A probe that outlived its bound goes back to its pool, as core's 'free' listener pools a socket. */
-function backToPool(agent, pool, socket) {
-  (agent.freeSockets[pool] ??= []).push(socket);
+/**
+ * A probe that outlived its bound goes back to its pool, where core's
+ * addRequest takes a socket last (the end with `fifo`, the start without).
+ */
+function backToPool(agent, pool, socket, fifo) {
+  const free = (agent.freeSockets[pool] ??= []);
+  if (fifo) free.push(socket);
+  else free.unshift(socket);
 }
 
 /** Every free socket, out of agent.freeSockets (close()). */

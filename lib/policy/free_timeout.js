@@ -35,17 +35,26 @@ function learnedMargin(limit, serverTimeoutMargin) {
  *   learned limit (Infinity: none)
  */
 function probeBound(limit, confirmed, uncapped) {
-  if (!confirmed) {
-    const trial = Math.max(limit * TRIAL_FACTOR, limit + TRIAL_EXTRA_MIN_MS);
-    return trial < uncapped ? trial : uncapped;
-  }
-  if (uncapped !== Infinity) return uncapped;
+  // A tentative limit's trial may outlast the free timeout: the probe is out
+  // of the pool, and a trial cut short could never show the limit wrong.
+  const trial = Math.max(limit * TRIAL_FACTOR, limit + TRIAL_EXTRA_MIN_MS);
+  if (!confirmed) return trial;
+  if (uncapped !== Infinity) return uncapped > trial ? uncapped : trial;
   return Math.max(PROBE_BOUND_FACTOR * limit, PROBE_BOUND_MIN_MS);
 }
 
-/** The learned limit in force in `learned` (an origin's record), in ms, or undefined. */
-function capOf(learned) {
-  return learned === undefined ? undefined : learned.limit;
+/**
+ * The learned limit that caps a socket of an origin, in ms, or undefined. A
+ * limit set by a request that failed (a collision) alone may be a reset, not
+ * a limit: while its probe tries it, the other sockets keep the deadline they
+ * would have without it. Any other limit caps every socket.
+ * @param {OriginLimit|undefined} learned the origin's record
+ * @param {boolean} probing a probe of the origin is out
+ */
+function capOf(learned, probing) {
+  if (learned === undefined) return undefined;
+  if (probing && learned.fromCollision && !learned.confirmed) return undefined;
+  return learned.limit;
 }
 
 /**
@@ -86,7 +95,7 @@ function idleAllowance(uncapped, hinted, learned, margin) {
  * @param {number} allowedMs the idle time its deadline allowed
  */
 function atDeadline(uncapped, hinted, learned, probing, margin, allowedMs) {
-  const cap = capOf(learned);
+  const cap = capOf(learned, probing);
   const allowed = idleAllowance(uncapped, hinted, cap, margin);
   if (allowed.timeout > allowedMs + 1) return { action: 'wait', timeout: allowed.timeout };
   if (allowed.limitedBy === 'learned' && !probing) {
@@ -95,4 +104,4 @@ function atDeadline(uncapped, hinted, learned, probing, margin, allowedMs) {
   return { action: 'expire' };
 }
 
-module.exports = { idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_FACTOR };
+module.exports = { idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS };

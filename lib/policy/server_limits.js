@@ -17,8 +17,8 @@
 //
 // - Alive: a request reused a socket after t ms idle and got its response,
 //   or a probe was still open after t ms: the limit is above t. A close
-//   after at most the longest such t (the caller keeps it per origin) is
-//   contradicted: it is not a limit on its own.
+//   after at most the longest such t (the caller keeps it per origin), give
+//   or take ALIVE_SLACK, is contradicted: it is not a limit on its own.
 // - The hint: a close before half the timeout the server announced is more
 //   likely a restart or an error than a limit (servers honour the hint they
 //   send): not a limit on its own either.
@@ -44,22 +44,31 @@
 //   forgotten (held, in case the server drops idle connections without a
 //   word and a later collision agrees), and the probe goes back to the pool.
 //   A tentative limit's probe waits TRIAL_FACTOR times the limit, so that
-//   the verdict comes before the next sockets reach it; a confirmed one's,
-//   the whole free timeout the socket would have had without it (or
-//   PROBE_BOUND_FACTOR times the limit, at least PROBE_BOUND_MIN_MS, where
-//   that is unbounded).
+//   the verdict comes before the next sockets reach it. A tentative limit a
+//   failed request alone set (a reset looks the same) caps only the probe:
+//   the other sockets reaching it meanwhile stay. A confirmed limit's probe,
+//   the whole free timeout the socket would have had without it, at least as
+//   long as a tentative one's (or PROBE_BOUND_FACTOR times the limit, at
+//   least PROBE_BOUND_MIN_MS, where that is unbounded).
 // - A reuse that got its response after longer than the limit (beyond
 //   agreement: a socket freed before the limit was learned) refutes it too.
 // - A free socket whose deadline a forgotten limit set stays in the pool
 //   for the time it is now allowed.
 
-const { idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_FACTOR } = require('./free_timeout');
+const {
+  idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS,
+} = require('./free_timeout');
 
 const BURST_WINDOW = 50; // ms
-const AGREE_MIN_MS = 50;
+const AGREE_MIN_MS = 20;
 const AGREE_FRACTION = 0.1;
 // A close before this share of the announced timeout is not a limit alone.
 const HINT_TRUST = 0.5;
+// A close at most this much later than a reuse seen alive is contradicted by
+// it: ALIVE_SLACK of the idle time, at least ALIVE_SLACK_MIN_MS (the same
+// rhythm's gaps differ by a timer's lateness).
+const ALIVE_SLACK = 0;
+const ALIVE_SLACK_MIN_MS = 0;
 // How long a held observation waits for a second one: CANDIDATE_LIFE_FACTOR
 // times its idle time, at least CANDIDATE_LIFE_MIN_MS.
 const CANDIDATE_LIFE_FACTOR = 10;
@@ -75,6 +84,7 @@ function agree(a, b) {
 class OriginLimit {
   limit = undefined; // ms, in force
   confirmed = false;
+  fromCollision = false; // a tentative limit a failed request alone set
   candidate = undefined; // an observation held (ms idle)
   candidateAt = -Infinity;
   burstAt = -Infinity; // when the current burst's last close came
@@ -85,19 +95,23 @@ class OriginLimit {
   before = null; // the record before the current burst began
 
   save() {
-    return { limit: this.limit, confirmed: this.confirmed, candidate: this.candidate, candidateAt: this.candidateAt };
+    return {
+      limit: this.limit, confirmed: this.confirmed, fromCollision: this.fromCollision, candidate: this.candidate, candidateAt: this.candidateAt,
+    };
   }
 
   restore(saved) {
     this.limit = saved.limit;
     this.confirmed = saved.confirmed;
+    this.fromCollision = saved.fromCollision;
     this.candidate = saved.candidate;
     this.candidateAt = saved.candidateAt;
   }
 
-  set(limit, confirmed) {
+  set(limit, confirmed, fromCollision = false) {
     this.limit = limit;
     this.confirmed = confirmed;
+    this.fromCollision = fromCollision;
     this.candidate = undefined;
     this.candidateAt = -Infinity;
   }
@@ -237,7 +251,16 @@ class ServerLimits {
       this.#dropIfEmpty(origin, state);
       return result('restart', `a restart: ${state.burstSize} closes at once${Number.isNaN(idle) ? ', a request in flight among them' : ', at different idle times'}`);
     }
-    if (state.limit === undefined || !agree(state.burstIdle, state.limit)) state.hold(state.burstMin, now);
+    if (state.limit !== undefined && agree(state.burstIdle, state.limit)) {
+      if (!state.confirmed) state.set(Math.min(state.limit, state.burstMin), true);
+      return result('confirmed', `${state.burstSize} sockets closed at once after ${ms(state.burstIdle)} idle, as the limit says`);
+    }
+    if (state.heldAgrees(state.burstMin, now)) {
+      // A batch like one held before: the same limit twice.
+      state.set(Math.min(state.burstMin, state.candidate), true);
+      return result('confirmed', `${state.burstSize} sockets closed at once after ${ms(state.burstIdle)} idle, as a close held before`);
+    }
+    state.hold(state.burstMin, now);
     return result('burst', `${state.burstSize} sockets closed at once after ${ms(state.burstIdle)} idle: held until a later close agrees`);
   }
 
@@ -273,11 +296,11 @@ class ServerLimits {
       return result('refused', contradiction);
     }
     if (limit === undefined) {
-      state.set(idle, false);
+      state.set(idle, false, fact.collision === true);
       return result('learned', `${fact.collision ? 'a request failed' : 'the server closed a socket'} after ${ms(idle)} idle (tentative)`);
     }
     if (!state.confirmed) {
-      state.set(idle, false);
+      state.set(idle, false, fact.collision === true);
       return result('lowered', `${fact.collision ? 'a request failed' : 'the server closed a socket'} after ${ms(idle)} idle (tentative)`);
     }
     state.hold(idle, now);
@@ -287,7 +310,9 @@ class ServerLimits {
   // Why an observation cannot be a limit on its own, or null.
   static #contradiction(idle, fact) {
     const alive = fact.aliveMs;
-    if (alive !== undefined && alive >= idle) return `contradicted by a reuse after ${ms(alive)}`;
+    if (alive !== undefined && alive > 0 && idle <= alive + Math.max(ALIVE_SLACK_MIN_MS, ALIVE_SLACK * alive)) {
+      return `contradicted by a reuse after ${ms(alive)}`;
+    }
     const hinted = fact.hinted;
     if (hinted !== undefined && idle < hinted * HINT_TRUST) return `far below the announced timeout of ${ms(hinted)}`;
     return null;
@@ -303,7 +328,10 @@ class ServerLimits {
     const state = this.#origins.get(origin);
     if (state === undefined || state.limit === undefined) return null;
     const limit = state.limit;
-    if (!probe && (idleMs <= limit || agree(idleMs, limit))) return null;
+    // A probe open a few ms past the limit (a millisecond of timer rounding
+    // aside) shows it wrong: its bound is past the limit by design, unless
+    // the free timeout cut it short. A reuse must be beyond agreement.
+    if (probe ? idleMs + 1 < limit + TRIAL_EXTRA_MIN_MS : idleMs <= limit || agree(idleMs, limit)) return null;
     state.set(undefined, false);
     state.hold(limit, now);
     return result('refuted', probe ? `a probe was still open after ${ms(idleMs)} idle` : `contradicted by a reuse after ${ms(idleMs)}`);
