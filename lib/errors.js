@@ -65,7 +65,7 @@ class QueueTimeoutError extends Error {
   }
 }
 
-// What a connect timeout waited for, by phase (lib/connect_timeout.js).
+// What a connect timeout waited for, by phase.
 const CONNECT_PHASES = Object.freeze({
   connect: 'the TCP connection',
   tls: 'the TLS handshake',

@@ -2,7 +2,7 @@
 
 // `steady-agent/retry`: resending the requests the keep-alive race still
 // takes. The agent marks the error of a request that failed on a reused
-// socket before any byte of its response (lib/stale_judgement.js);
+// socket before any byte of its response;
 // `replayable` says the server closed the connection while it sat idle, so
 // it never saw the request, and the request may be sent twice with the
 // effect of once. This module finds that mark and resends, once and at once

@@ -61,7 +61,7 @@ const nameOf = (socket) => socket[SOCKET_NAME] ?? 'a socket put in the pool by h
 function keepAlive(Base, { name, getName: naming }) {
   class KeepAliveAgent extends Base {
     #config;
-    // Learned idle limits and their probes (lib/idle_learning.js).
+    // Learned idle limits and their probes.
     #learning;
     #sweeper = new FreeSocketSweeper((now) => sweepFree(this.#sweeper, now, (state) => this.#freeDue(state, now)));
     // Set while core's addRequest runs, until it names the pool (see getName).
@@ -71,25 +71,25 @@ function keepAlive(Base, { name, getName: naming }) {
     #creating = null;
     // The socket core's createSocket set up, while INIT_SOCKET takes it on.
     #fromCore = null;
-    // The 'timeout' emitted on an expired socket (lib/timeout_event.js).
+    // The 'timeout' emitted on an expired socket.
     #expiredTimeout = new ExpiredTimeout();
-    // Core's http pool names, kept (lib/pool_names.js); https pools are
+    // Core's http pool names, kept; https pools are
     // named by `naming`.
     #poolNames = naming === undefined ? new PoolNames() : null;
     #coreName = (options) => super.getName(options);
 
     // Proxy routing (lib/proxy), or null: without a proxy, one null check per hook.
     #proxy = null;
-    // diagnostics_channel events and getStats() (lib/events.js).
+    // diagnostics_channel events and getStats().
     #events = new PoolEvents(this);
     // The pool core's addRequest named, to see a request it queued.
     #pickedPool;
-    // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
+    // maxQueue and queueTimeout, or null: neither set.
     #queueBounds = null;
     // TCP keep-alive and connectTimeout for each new connection
-    // (lib/connection_setup.js).
+    //.
     #setup = null;
-    // close() and the count of sockets it waits for (lib/shutdown.js).
+    // close() and the count of sockets it waits for.
     #shutdown = new Shutdown();
     // The dns option (loaded only then), or null: off.
     #dns = null;
@@ -97,7 +97,7 @@ function keepAlive(Base, { name, getName: naming }) {
     constructor(options) {
       const config = normalizeOptions(options);
       super(config);
-      initCounters(this); // agentkeepalive's counters (lib/status.js)
+      initCounters(this); // agentkeepalive's counters
       // Our own settings; freeSocketTimeout and socketActiveTTL change when
       // the caller writes them to agent.options.
       this.#config = { ...config };
@@ -284,7 +284,7 @@ function keepAlive(Base, { name, getName: naming }) {
       if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
     }
 
-    // The listeners on every socket (lib/socket_listeners.js); `this` is the
+    // The listeners on every socket; `this` is the
     // socket. Where core's own listener was taken off, the agent's does its
     // work first (the core* calls).
     static #on = Object.freeze({
@@ -365,7 +365,7 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     // Why a socket that just served a request must serve no other
-    // (lib/reuse_check.js), or its address left its host's answer (dns).
+    //, or its address left its host's answer (dns).
     #whyRetired(socket, state, now) {
       const reason = whyRetired(state, now, this.#config.socketActiveTTL);
       if (reason !== null || state.dnsHost === null) return reason;
@@ -393,7 +393,7 @@ function keepAlive(Base, { name, getName: naming }) {
       let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
         : this.#whyRetired(socket, state, now);
       // Its place under maxTotalSockets serves a request of another origin
-      // (core starts a socket for it when this one closes: lib/total_limit.js).
+      // (core starts a socket for it when this one closes: policy/total_limit.js).
       if (reason === null && this.totalSocketCount >= this.maxTotalSockets && othersWaiting(this, state.pool)) reason = CLOSE_REASONS.TOTAL_LIMIT;
       if (reason !== null) {
         // Core destroys a socket it may not keep.
@@ -419,7 +419,7 @@ function keepAlive(Base, { name, getName: naming }) {
       return true;
     }
 
-    // A free socket or a probe reached its deadline (lib/free_socket_sweeper.js).
+    // A free socket or a probe reached its deadline.
     #freeDue(state, now) {
       const socket = state.socket;
       if (state.phase !== PHASES.FREE) { // a probe
@@ -627,7 +627,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // A request on `socket` failed: with `err`, or with the 'socket hang up'
     // that core's 'end' listener, after ours, is about to create (err null).
     // Its error is marked; after a stale collision the free sockets idle as
-    // long close, so a retry gets a younger socket (lib/stale_marks.js).
+    // long close, so a retry gets a younger socket.
     #requestFailed(socket, err) {
       const state = stateOf(socket);
       if (state.idle || state.closedBy === 'agent') return;
@@ -660,7 +660,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     // Every place under maxTotalSockets is taken, and core is about to queue
     // a request of `pool`: an idle socket of another origin, or a probe,
-    // gives its place up (lib/total_limit.js).
+    // gives its place up.
     #makeRoom(pool) {
       const socket = placeFor(this, pool, this.#learning.probes());
       if (socket === null) return;
@@ -688,7 +688,7 @@ function keepAlive(Base, { name, getName: naming }) {
     /**
      * Closes every socket, as core's agent does; requests queued behind
      * maxSockets are served on new connections, as core's agent serves them
-     * (during close(), they fail: lib/shutdown.js).
+     * (during close(), they fail: agent/shutdown.js).
      */
     destroy() {
       this.#shutdown.destroying(this);
@@ -738,7 +738,7 @@ function keepAlive(Base, { name, getName: naming }) {
     get serverIdleTimeouts() { return this.#learning.toJSON(); }
 
     /**
-     * Per-origin counters and pool sizes (lib/events.js), and with the dns
+     * Per-origin counters and pool sizes, and with the dns
      * option each host's cached answer: a new plain object on every call.
      */
     getStats() {

@@ -22,7 +22,7 @@ class QueueBounds {
   #timeout;
   #events;
 
-  /** null when neither bound is set; `events` is the agent's PoolEvents (lib/events.js). */
+  /** null when neither bound is set; `events` is the agent's PoolEvents. */
   static create({ maxQueue, queueTimeout }, events) {
     return maxQueue === Infinity && queueTimeout === 0 ? null : new QueueBounds(maxQueue, queueTimeout, events);
   }

@@ -3,7 +3,7 @@
 // agent.close(), a graceful close: no new request, the ones in flight and in
 // the queue served, every socket closed as soon as it is free, and a promise
 // that resolves when the agent holds no socket. The agent's hooks do the
-// closing (lib/keep_alive.js); this module keeps the count of the sockets
+// closing; this module keeps the count of the sockets
 // the agent holds and the promise, and walks the agent's maps for close()
 // and destroy().
 const { AgentDestroyedError } = require('../errors');

@@ -37,7 +37,7 @@ class SocketState {
    * @param {object} agent the agent that owns the socket
    * @param {object} createOptions the options core created the socket with:
    *   its removeSocket needs them
-   * @param {object} entry its origin's counters (lib/stats.js); entry.origin
+   * @param {object} entry its origin's counters; entry.origin
    *   is its pool's name
    * @param {number} now clock.now()
    * @param {number} id the agent's number for the socket
@@ -57,7 +57,7 @@ class SocketState {
     // its own on every socket, idle ones included (24 bytes, not 8).
     this.numbers = [now, 0, now, now, Infinity, 0, Infinity, wallNow];
     // agentkeepalive's public socket facts, the socket's properties read
-    // them (lib/socket_name.js): its number in the agent, the requests
+    // them: its number in the agent, the requests
     // assigned to it and those it finished.
     this.id = id;
     this.requests = 1;
@@ -68,7 +68,7 @@ class SocketState {
     this.bytesReadWhenFreed = 0;
     // The server's Keep-Alive timeout in ms (undefined: not announced).
     this.serverTimeout = undefined;
-    // Its place in the agent's heap of deadlines (lib/free_socket_sweeper.js),
+    // Its place in the agent's heap of deadlines,
     // -1 when out of it.
     this.heapIndex = -1;
   }
@@ -216,7 +216,7 @@ const FLAGS = [
   'removed',
   // Closed to make room under maxTotalSockets, its place in core's
   // totalSocketCount given at once to a new socket: core's 'close' must not
-  // count it out a second time (lib/total_limit.js).
+  // count it out a second time.
   'placeGivenUp',
   // It was idle (free or a probe) when the agent decided to close it.
   'closedIdle',
@@ -224,10 +224,10 @@ const FLAGS = [
   'closedByAgent',
   'closedByTheServer',
   // Core's own listeners were taken off it, and the agent's do their work
-  // until its 'agentRemove' (lib/socket_listeners.js).
+  // until its 'agentRemove'.
   'coreListens',
   // In the pool, the agent's 'error' listener off: core's counts for it
-  // (lib/socket_listeners.js coreFree).
+  // (core/socket_listeners.js, coreFree).
   'errorsOff',
 ];
 FLAGS.forEach((name, i) => {
@@ -244,12 +244,12 @@ FLAGS.forEach((name, i) => {
 const PACKED = {
   // Where it is in its life (PHASES).
   phase: Object.values(PHASES),
-  // Which limit set freeDeadline (lib/server_limits.js).
+  // Which limit set freeDeadline.
   limitedBy: ['freeSocketTimeout', 'ttl', 'hint', 'learned'],
-  // Why it closed, when the agent decided (lib/close_reasons.js); null until
+  // Why it closed, when the agent decided; null until
   // then; the first decision stands.
   closeReason: [null, ...Object.values(CLOSE_REASONS)],
-  // For the reuse event (lib/events.js): since its last request began, it
+  // For the reuse event: since its last request began, it
   // was handed on without entering the pool, or entered it (at freedAt)
   // while someone watched reuse, or while no one did.
   freedWatch: ['handed', 'watched', 'unwatched'],
@@ -280,7 +280,7 @@ const RARE = {
   // new.
   handedTo: null,
   // With the `dns` option: the host whose cached answer the socket
-  // connected through (lib/dns.js), or null.
+  // connected through, or null.
   dnsHost: null,
 };
 for (const [name, fallback] of Object.entries(RARE)) {
@@ -312,7 +312,7 @@ const NUMBERS = [
   // For the TTL and the lifetime (createdWall is wall-clock).
   'createdAt',
   // From creation to connected (TLS and proxy tunnel included): the round
-  // trip estimate of the stale judgement (lib/stale_judgement.js); 0 until
+  // trip estimate of the stale judgement; 0 until
   // connected, or if it connected before the agent took it on.
   'connectMs',
   // When its current request got it (picked from the pool, or handed on):

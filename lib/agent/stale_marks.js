@@ -1,6 +1,6 @@
 'use strict';
 
-// The agent's side of the stale judgement (lib/stale_judgement.js): the facts
+// The agent's side of the stale judgement: the facts
 // of a request that failed on one of its sockets, read from the socket, its
 // state and its request, and the marks written on the error the caller gets.
 //

@@ -2,7 +2,7 @@
 
 // What every connection the agent opens gets at creation, before its first
 // request: TCP keep-alive probes (tcpKeepAlive, on by default) and the
-// connect timeout (connectTimeout, lib/connect_timeout.js). The agent calls
+// connect timeout (connectTimeout). The agent calls
 // in from createConnection; the proxy module (lib/proxy) for the connection
 // to the proxy that carries a CONNECT tunnel.
 //

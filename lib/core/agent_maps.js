@@ -2,7 +2,7 @@
 
 // Writes to the agent's maps (agent.freeSockets, agent.sockets,
 // agent.requests) and to core's socket count (agent.totalSocketCount). Node
-// documents the maps as read-only; core's own code (lib/_http_agent.js)
+// documents the maps as read-only; core's own code
 // writes them in addRequest, createSocket, removeSocket and its 'free'
 // listener, and counts a socket out only on its 'close'. The agent has to
 // act between those moments: each function below says which of core's it

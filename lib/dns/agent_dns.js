@@ -17,7 +17,7 @@ const addressOf = (socket) => socket.remoteAddress ?? null;
 /**
  * The agent's side of the option: which connections get the cache's lookup,
  * which sockets follow which host, and which of them are retired when an
- * address leaves a host's answer. lib/keep_alive.js makes one call here from
+ * address leaves a host's answer. The agent makes one call here from
  * each hook, only when the option is on.
  */
 class AgentDns {

@@ -33,7 +33,7 @@ const { HostEntry, familyOption, copy, ordered, rotated } = require('./answers')
 const RETRY_MAX = 30 * 1000;
 
 // Answers kept for hosts the agent holds no socket to; the oldest go first.
-const IDLE_CAPACITY = 1000;
+const IDLE_HOSTS_KEPT = 1000;
 
 // What a resolver says when the name has no record of the type asked for.
 const NO_RECORDS = new Set([dns.NODATA, dns.NOTFOUND]);
@@ -208,7 +208,7 @@ class DnsCache {
     if (entry === undefined) {
       entry = new HostEntry(key);
       this.#entries.set(key, entry);
-      if (this.#entries.size > IDLE_CAPACITY) this.#evictIdle();
+      if (this.#entries.size > IDLE_HOSTS_KEPT) this.#evictIdle();
     }
     return entry;
   }

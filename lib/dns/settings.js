@@ -16,7 +16,7 @@ const DEFAULTS = Object.freeze({
 });
 
 /**
- * The `dns` option's settings: a boolean (or 'true', 1...: see options.js),
+ * The `dns` option's settings: a boolean (or 'true', 1...: options/grammar.js),
  * or an object with any of resolver, minTtl, maxTtl, lookupTtl, staleTtl and
  * spread. Returns a new frozen object with every default filled in
  * (resolver: undefined, the agent makes its own), or null for off; the

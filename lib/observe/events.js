@@ -234,13 +234,13 @@ class PoolEvents {
     this.#origins.settle(entry);
   }
 
-  /** queueTimeout took `req` out of the queue; its error is on the way (lib/queue_bounds.js). */
+  /** queueTimeout took `req` out of the queue; its error is on the way. */
   queueTimedOut(req) {
     const queued = PoolEvents.#leave(req);
     this.#endedWithoutSocket(req, queued.entry, QUEUE_TIMEOUT, now() - queued.at);
   }
 
-  /** maxQueue turned `req` away: it never waited (lib/queue_bounds.js). */
+  /** maxQueue turned `req` away: it never waited. */
   queueFull(req, pool, options) {
     this.#endedWithoutSocket(req, this.#use(pool, options), QUEUE_FULL, null);
   }
@@ -276,7 +276,7 @@ class PoolEvents {
   }
 }
 
-/** The origin entry of a socket the agent created (for lib/otel.js), or undefined. */
+/** The origin entry of a socket the agent created (for steady-agent/otel), or undefined. */
 function socketOrigin(socket) {
   return stateOf(socket)?.entry;
 }

@@ -17,7 +17,7 @@ const COUNTERS = Object.freeze([
 
 /**
  * Gives the agent its counters, each at 0, with its `<name>LastCheck` twin:
- * own data properties, written by lib/events.js, as agentkeepalive's are.
+ * own data properties, written by observe/events.js, as agentkeepalive's are.
  */
 function initCounters(agent) {
   for (const name of COUNTERS) agent[name] = 0;

@@ -24,7 +24,7 @@ const OWN = new Set([
   'dns',
 ]);
 
-// The options a misspelled key is compared with (lib/option_typos.js): ours,
+// The options a misspelled key is compared with: ours,
 // and core's agent options the README documents.
 const DOCUMENTED = new Set([...OWN, 'maxTotalSockets', 'scheduling']);
 
@@ -68,12 +68,12 @@ function normalizeOptions(input) {
   const maxFreeSockets = count('maxFreeSockets', input.maxFreeSockets, 1,
     ' (Node\'s agent would read 0 as 256; to keep no idle sockets, set keepAlive: false)');
   if (maxFreeSockets !== undefined) normalized.maxFreeSockets = maxFreeSockets;
-  // Bounds on the wait behind maxSockets (lib/queue_bounds.js); 0 waits never / is off.
+  // Bounds on the wait behind maxSockets; 0 waits never / is off.
   normalized.maxQueue = count('maxQueue', input.maxQueue, 0) ?? Infinity;
   normalized.queueTimeout = duration('queueTimeout', input.queueTimeout) ?? 0;
-  // A new socket's time to be ready (lib/connect_timeout.js); 0 is off.
+  // A new socket's time to be ready; 0 is off.
   normalized.connectTimeout = duration('connectTimeout', input.connectTimeout) ?? 0;
-  // TCP keep-alive probes from the moment a socket connects (lib/tcp_keep_alive.js).
+  // TCP keep-alive probes from the moment a socket connects.
   normalized.tcpKeepAlive = boolean('tcpKeepAlive', input.tcpKeepAlive) ?? true;
   // maxTotalSockets and scheduling pass through: core's constructor validates
   // them, and code written for core's agent expects core's error classes.

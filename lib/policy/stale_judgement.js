@@ -4,7 +4,7 @@
 // server had already closed while it sat idle (a stale socket: the server
 // never saw the request), or one the server was working on. Pure: it is given
 // the socket's facts and answers; it reads no clock and holds no socket
-// (test/stale-judgement.test.js tests it without sockets). lib/stale_marks.js
+// (test/stale-judgement.test.js tests it without sockets). agent/stale_marks.js
 // gathers the facts and writes the answer on the error.
 //
 // The rule, for a request that failed before any byte of its response:

@@ -11,7 +11,7 @@
 //                    a CONNECT tunnel and deliver the TLS socket inside it
 //                    through core's createConnection callback (https); the
 //                    connection under a tunnel gets the agent's probes and
-//                    connect timeout here (lib/connection_setup.js)
+//                    connect timeout here
 //
 // Everything else (free timeouts, Keep-Alive hints, TTL, the check before
 // reuse, maxSockets) applies to these sockets unchanged: they are ordinary
@@ -74,7 +74,7 @@ class ProxyRoutes {
   // Tunnel pool names by the target's pool name: getName runs several times
   // per request, and a name built anew is a new string to hash each time.
   #tunnelPools = new Map();
-  // The agent's ConnectionSetup (lib/connection_setup.js), or null.
+  // The agent's ConnectionSetup, or null.
   #setup;
 
   constructor({ proxy, noProxy }, protocol, setup) {
@@ -249,7 +249,7 @@ function serveQueue(agent, socket, options) {
 }
 
 /**
- * The agent's proxy routes, or null: no proxy configured (keep_alive.js).
+ * The agent's proxy routes, or null: no proxy configured.
  * `setup`: the agent's ConnectionSetup, or null.
  */
 function createProxyRoutes(settings, protocol, setup) {

@@ -22,7 +22,7 @@ function authority(host, port) {
  * in `options`. Calls `done(err)` or `done(null, tlsSocket)` exactly once;
  * `connectTls(options)` starts TLS over the tunnel (core's https
  * createConnection, for its session cache). `connectWatch`: the connect
- * timeout's watch on `socket` (lib/connect_timeout.js), or null; it is
+ * timeout's watch on `socket`, or null; it is
  * handed the TLS socket, whose handshake ends the wait.
  */
 // eslint-disable-next-line max-lines-per-function -- issue 32 left this one: split the CONNECT exchange from its timers

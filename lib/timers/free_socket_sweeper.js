@@ -156,7 +156,7 @@ class FreeSocketSweeper {
   get size() { return this.#heap.size; }
 
   /**
-   * `state` (lib/socket_state.js) must be looked at no later than `deadline`
+   * `state` must be looked at no later than `deadline`
    * (a clock.now() time). Nothing to do when it is in the heap already with
    * an earlier key: the sweep then finds its current deadline.
    */
@@ -215,7 +215,7 @@ class FreeSocketSweeper {
 // server cannot have closed it first; a request in those milliseconds opens
 // a connection) and closing it late is not (a server's idle limit is the
 // deadline's reason): the timer still fires at the earliest deadline, never
-// after it. Probes (lib/idle_learning.js) are judged at their own deadline:
+// after it. Probes are judged at their own deadline:
 // how long the server kept one open is what the agent learns from.
 const EARLY_SHARE = 1 / 64;
 const EARLY_MAX_MS = 16;
