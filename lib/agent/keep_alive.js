@@ -191,7 +191,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     // A socket the check before reuse turned away, out of the pool already.
     #dropUnusable = (socket, state, reason) => {
-      if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#expireFree(socket, state);
+      if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#deadlinePassed(socket, state);
       else this.#close(socket, state, reason);
     };
 
@@ -432,14 +432,32 @@ function keepAlive(Base, { name, getName: naming }) {
         state.freeDeadline = state.freedAt + next.timeout;
         this.#sweeper.watch(state, state.freeDeadline);
       } else if (next.action === 'probe') {
-        // The first socket of the origin to reach a learned limit leaves the
-        // pool but stays open, a probe; core's own timer is off meanwhile.
         this.#removeFromPool(socket, state);
-        if (socket.timeout > 0) socket.setTimeout(0);
-        this.#sweeper.watch(state, this.#learning.startProbe(socket, state, next.bound));
+        this.#startProbe(socket, state, next.bound);
       } else {
         this.#expireFree(socket, state);
       }
+    }
+
+    // The check before reuse found a free socket's deadline passed before
+    // the sweep (the event loop was late): as at its deadline, the first of
+    // its origin to reach a learned limit becomes the probe.
+    #deadlinePassed(socket, state) {
+      const now = clock.now();
+      const next = state === undefined ? null : this.#atDeadline(socket, state, now);
+      if (next?.action === 'probe') {
+        this.#sweeper.unwatch(state);
+        this.#startProbe(socket, state, next.bound);
+      } else {
+        this.#expireFree(socket, state);
+      }
+    }
+
+    // The first socket of its origin to reach a learned limit, out of the
+    // pool already, stays open as a probe; core's own timer is off meanwhile.
+    #startProbe(socket, state, bound) {
+      if (socket.timeout > 0) socket.setTimeout(0);
+      this.#sweeper.watch(state, this.#learning.startProbe(socket, state, bound));
     }
 
     // A probe still open at its bound: its limit is forgotten, and it goes
