@@ -145,11 +145,19 @@ class FreeSocketSweeper {
   #sweep;
 
   /**
-   * @param {(now: number) => void} sweep takes the due sockets' states with
-   *   nextDue() and deals with each
+   * @param {(now: number, sweeper: FreeSocketSweeper) => void} sweep takes
+   *   the due sockets' states with nextDue() and deals with each
    */
   constructor(sweep) {
     this.#sweep = sweep;
+  }
+
+  /**
+   * An agent's sweeper: sweepFree hands each free socket and probe due to
+   * `due(state, now)`.
+   */
+  static forDue(due) {
+    return new FreeSocketSweeper((now, sweeper) => sweepFree(sweeper, now, due));
   }
 
   /** Sockets waiting in the heap (for tests and stats). */
@@ -196,7 +204,7 @@ class FreeSocketSweeper {
     this.#timer = null;
     this.#at = -Infinity;
     try {
-      this.#sweep(clock.now());
+      this.#sweep(clock.now(), this);
     } finally {
       this.#at = Infinity;
       const next = this.#heap.nextKey;
@@ -222,7 +230,7 @@ const EARLY_MAX_MS = 16;
 
 /**
  * An agent's sweep (its FreeSocketSweeper's timer fired at `now`): calls
- * `due(state)` for each free socket and probe whose deadline has come (for a
+ * `due(state, now)` for each free socket and probe whose deadline has come (for a
  * free socket, is within reach: above), each looked at as it is now. A
  * probe is judged once every free socket due has been dealt with: a probe
  * outliving its bound forgets the limit those sockets' deadlines came from.
@@ -240,7 +248,7 @@ function sweepFree(sweeper, now, due) {
     if (phase !== PHASES.FREE && phase !== PHASES.PROBE) continue;
     const deadline = state.freeDeadline;
     if (phase === PHASES.FREE && deadline - limit <= Math.min(EARLY_MAX_MS, (deadline - state.freedAt) * EARLY_SHARE)) {
-      due(state);
+      due(state, now);
       continue;
     }
     // A probe, after the free sockets; or a deadline beyond reach (freed
@@ -255,7 +263,7 @@ function sweepFree(sweeper, now, due) {
   for (const other of later) {
     const phase = other.phase;
     const deadline = other.freeDeadline;
-    if (phase === PHASES.PROBE && deadline <= limit) due(other);
+    if (phase === PHASES.PROBE && deadline <= limit) due(other, now);
     else if (phase === PHASES.FREE || phase === PHASES.PROBE) sweeper.watch(other, deadline);
   }
 }

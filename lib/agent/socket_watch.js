@@ -1,0 +1,219 @@
+'use strict';
+
+// What the agent hears from each socket: the listeners it puts on every
+// socket it takes on, and what it does when a socket errs, times out while
+// active, is upgraded away or closes. One per agent, held by its lifecycle
+// (agent/lifecycle.js); the listeners find it through the socket's state.
+const debug = require('debug')('steady-agent');
+const { agentKeyOf, requestOf } = require('../core/private_fields');
+const { SocketState, stateOf, attachState } = require('./socket_state');
+const clock = require('../timers/clock');
+const { exposeSocketProperties } = require('./socket_name');
+const {
+  watch, unwatch, upgradeCall, coreFree, coreClose, coreTimeout, coreRemove, erroredWhileFree,
+} = require('../core/socket_listeners');
+const { SocketTimeoutError, AgentDestroyedError } = require('../errors');
+const { CLOSE_REASONS, closeReason } = require('../policy/close_reasons');
+const { countIn } = require('../core/agent_maps');
+const { markFailure } = require('./stale_marks');
+const { CREATE_ID, INIT_SOCKET, SOCKET_NAME } = require('../constants');
+
+// agent[WATCH]: the agent's SocketWatch, for the listeners below (a getter
+// on the agent class's prototype, not a field of the agent).
+const WATCH = Symbol('steady-agent.socketWatch');
+
+// The listeners on every socket; `this` is the socket. Where core's own
+// listener was taken off, ours does its work first (the core* calls).
+const LISTENERS = Object.freeze({
+  connect() { stateOf(this).connect(clock.now()); },
+  free() { coreFree(this, stateOf(this), LISTENERS); },
+  end() { stateOf(this).agent[WATCH].requestFailed(this, null); },
+  timeout() {
+    const state = stateOf(this);
+    coreTimeout(this, state);
+    state.agent[WATCH].timedOut(this);
+  },
+  error(err) { stateOf(this).agent[WATCH].errored(this, err); },
+  close() {
+    const state = stateOf(this);
+    coreClose(this, state);
+    state.agent[WATCH].closed(this);
+  },
+  // Core's part (it calls removeSocket, which sees an upgrade), or on a
+  // socket core did not set up: core also emits 'agentRemove' when it
+  // destroys a free socket after an error: that one is closing in the
+  // agent's hands, not leaving them.
+  agentRemove() {
+    const state = stateOf(this);
+    const errored = erroredWhileFree(this, state);
+    if (coreRemove(this, state, LISTENERS)) {
+      if (errored) state.agent[WATCH].freeErrored(this, state, this.errored ?? null);
+      return;
+    }
+    this.removeListener('agentRemove', LISTENERS.agentRemove); // once
+    if (!state.idle) state.agent[WATCH].handOver(this, state);
+  },
+});
+
+class SocketWatch {
+  #agent;
+  #events;
+  #learning;
+  #expiry;
+  #shutdown;
+  #dns;
+  // The socket core's createSocket set up, while INIT_SOCKET takes it on.
+  #fromCore = null;
+
+  constructor(agent, events, learning, expiry, shutdown, dns) {
+    this.#agent = agent;
+    this.#events = events;
+    this.#learning = learning;
+    this.#expiry = expiry;
+    this.#shutdown = shutdown;
+    this.#dns = dns;
+  }
+
+  /** Core's createSocket called back: `socket` is the one that serves the request. */
+  created(err, socket, creation) {
+    // A failure before there was a socket of ours (a proxy tunnel);
+    // destroy() ending a tunnel under way is not one.
+    if (err) {
+      if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
+    } else {
+      this.#fromCore = socket; // if INIT_SOCKET throws, never the next socket
+      this.#agent[INIT_SOCKET](socket, creation.options);
+      this.#fromCore = null;
+    }
+    creation.made();
+  }
+
+  /** agent[INIT_SOCKET]: tags and watches a new socket, once. */
+  initSocket(socket, options) {
+    if (stateOf(socket) !== undefined || socket[SOCKET_NAME] !== undefined) return;
+    const agent = this.#agent;
+    const pool = agentKeyOf(options) ?? agent.getName(options);
+    const entry = this.#events.origin(pool, options);
+    const state = attachState(socket, new SocketState(socket, agent, options, entry, clock.now(), agent[CREATE_ID](), Date.now()));
+    exposeSocketProperties(socket); // agentkeepalive's socket properties, read from `state`
+    // Nagle off on every socket: core's https client did not set it before
+    // Node 24.15, and a request written in two pieces then waits for the
+    // server's delayed ACK.
+    socket.setNoDelay(true);
+    this.#shutdown.opened();
+    if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
+    this.#events.socketCreated(socket, state);
+    watch(socket, state, LISTENERS, this.#fromCore === socket);
+    if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
+  }
+
+  // An HTTP upgrade took the socket: the new owner handles it from now on.
+  handOver(socket, state) {
+    state.upgrade(CLOSE_REASONS.UPGRADE); // observability
+    this.#shutdown.left();
+    unwatch(socket, LISTENERS);
+  }
+
+  /** Core's removeSocket ran for `socket`: an upgrade hands it over. */
+  removed(socket, state) {
+    if (upgradeCall(socket, state)) this.handOver(socket, state);
+  }
+
+  // The socket's own 'timeout' (socket.setTimeout: the active timeout).
+  timedOut(socket) {
+    this.#expiry.timeoutHeard();
+    const state = stateOf(socket);
+    // The 'timeout' an expired free socket emits once we closed it.
+    if (state.closedBy === 'agent' || state.learnedFrom) return;
+    this.#events.socketTimedOut(state);
+    // A free socket on a timer of its own (a subclass's keepSocketAlive
+    // armed one): its 'timeout' is being emitted already.
+    if (state.idle) {
+      this.#expiry.retire(socket, state, CLOSE_REASONS.FREE_TIMEOUT);
+      return;
+    }
+    // The caller listening for 'timeout' on its request decides itself. The
+    // request's listeners are all the caller's: core adds its own to the
+    // socket, never to the request.
+    const req = requestOf(socket);
+    if (req != null && req.listenerCount('timeout') > 0) {
+      if (debug.enabled) debug('%s timed out; the request handles it', socket[SOCKET_NAME]);
+      return;
+    }
+    const timeout = socket.timeout;
+    if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], clock.roundMs(timeout));
+    state.markClosing(CLOSE_REASONS.ACTIVE_TIMEOUT);
+    // Out of agent.sockets before the request hears of it, and a request
+    // queued behind it gets its new socket now, as in agentkeepalive.
+    this.#agent.removeSocket(socket, state.createOptions);
+    state.removed = true;
+    socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
+  }
+
+  errored(socket, err) {
+    const state = stateOf(socket);
+    if (state.idle) {
+      this.freeErrored(socket, state, err);
+      return;
+    }
+    state.errored = true; // close_reasons decides from it
+    this.#events.socketErrored(state);
+    if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
+    this.requestFailed(socket, err);
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.#learning.collision(socket, state, clock.now());
+    // Anywhere else, counting must hide nothing: the error is the caller's,
+    // as it would be without the agent. Our listener is the only one when
+    // no request is attached, or the caller took its own off; then, as
+    // agentkeepalive does (it re-emits when it is the socket's only
+    // 'error' listener), it is emitted again without ours, so it reaches
+    // the caller's process as an unhandled 'error' would, instead of being
+    // swallowed by our counting.
+    if (socket.listenerCount('error') === 1) {
+      socket.removeListener('error', LISTENERS.error);
+      socket.emit('error', err);
+    }
+  }
+
+  // An error on a free socket (or a probe) is counted and ends it; it never
+  // reaches the process. Core's listener destroys the socket (`err`: null
+  // if it kept none); take it out of the pool now.
+  freeErrored(socket, state, err) {
+    state.errored = true; // close_reasons decides from it
+    this.#events.socketErrored(state);
+    if (debug.enabled) {
+      if (err === null) debug('%s error while free (not kept by the socket)', socket[SOCKET_NAME]);
+      else debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
+    }
+    this.#expiry.removeFromPool(socket, state);
+  }
+
+  // A request on `socket` failed: with `err`, or with the 'socket hang up'
+  // that core's 'end' listener, after ours, is about to create (err null).
+  // Its error is marked; after a stale collision the free sockets idle as
+  // long close, so a retry gets a younger socket.
+  requestFailed(socket, err) {
+    const state = stateOf(socket);
+    if (state.idle || state.closedBy === 'agent') return;
+    const knownLimit = state.serverTimeout ?? this.#learning.limitOf(state.pool);
+    const stale = markFailure(socket, state, err, clock.now(), knownLimit, this.#agent.freeSockets[state.pool]);
+    for (const older of stale) this.#expiry.retire(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
+  }
+
+  closed(socket) {
+    const state = stateOf(socket);
+    const wasFree = state.idle;
+    this.#learning.socketClosed(socket, state, clock.now()); // the server's close, learned from
+    this.#expiry.unwatch(state);
+    if (state.dnsHost !== null) this.#dns.socketClosed(state);
+    // Core's 'close' listener, which runs before ours, has just counted out
+    // a place given to another socket already (#makeRoom, givePlaceUp).
+    if (state.placeGivenUp) countIn(this.#agent);
+    const req = requestOf(socket);
+    const complete = req != null && req.res != null && req.res.complete;
+    this.#events.socketClosed(socket, state, closeReason(state.closeReason, state.errored, wasFree, complete, socket.readableEnded));
+    if (debug.enabled) debug('%s closed after %d requests', socket[SOCKET_NAME], state.requestsFinished);
+    if (state.phase !== 'upgraded') this.#shutdown.left();
+  }
+}
+
+module.exports = { SocketWatch, LISTENERS, WATCH };
