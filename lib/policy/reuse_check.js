@@ -5,39 +5,34 @@
 // the pool without asking the agent; the agent runs this check on the
 // socket core is about to take, between naming the pool and picking from it
 // (the agent's getName). The pool itself is changed in lib/core/agent_maps.js.
-const debug = require('debug')('steady-agent');
 const { CLOSE_REASONS } = require('./close_reasons');
-const { SOCKET_NAME } = require('../constants');
 
 /**
- * @param {import('net').Socket} socket a socket in the agent's free pool
- * @param {import('../agent/socket_state').SocketState|undefined} state its state
- *   (undefined: a socket someone put in agent.freeSockets by hand)
+ * Facts about a socket in the free pool, gathered by the caller:
+ * @param {boolean} destroyed socket.destroyed
+ * @param {boolean} writable socket.writable
+ * @param {number} bytesWaiting bytes the server sent that no one read yet
+ *   (socket.readableLength)
+ * @param {boolean} readWhileIdle bytes came while it sat idle (socket.bytesRead
+ *   differs from the count when it was freed)
+ * @param {number} freeDeadline its free deadline (Infinity: none of ours)
+ * @param {number} age how long it has been open, in ms (0: unknown)
  * @param {number} now clock.now()
  * @param {number} ttl socketActiveTTL in ms (0: none)
  * @returns {string|null} one of CLOSE_REASONS, or null
  */
-function whyNotReusable(socket, state, now, ttl) {
-  if (socket.destroyed || !socket.writable) return CLOSE_REASONS.UNUSABLE; // closed
+function whyNotReusable(destroyed, writable, bytesWaiting, readWhileIdle, freeDeadline, age, now, ttl) {
+  if (destroyed || !writable) return CLOSE_REASONS.UNUSABLE; // closed
   // EOF: the server's FIN ends our side too, so the socket is no longer
   // writable (above); an EOF still queued behind unread bytes shows as
-  // readableLength.
-  if (socket.readableLength > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
+  // bytes waiting.
+  if (bytesWaiting > 0) return CLOSE_REASONS.UNUSABLE; // unread data from the server
   // Bytes that came while the socket sat idle were read by no one. Node 22+
   // closes such a socket itself; on older versions the bytes would be lost,
   // or taken for the next response.
-  // A socket put in agent.freeSockets by hand has no state: the agent never
-  // freed it, so it has no count to compare, and only one that reports no
-  // count either (a handle that keeps none, as Node's own tests build) passes.
-  if (socket.bytesRead !== (state === undefined ? undefined : state.bytesReadWhenFreed)) {
-    // One that never connected has no connection to reuse either. Asked only
-    // here, off the path of a reuse that goes ahead.
-    if (debug.enabled && socket.pending) debug('%s never connected: not reused', socket[SOCKET_NAME] ?? 'a socket put in the pool by hand');
-    return CLOSE_REASONS.UNUSABLE;
-  }
-  if (state === undefined) return null; // no deadline of ours
-  if (state.freeDeadline <= now) return CLOSE_REASONS.FREE_TIMEOUT;
-  if (ttl > 0 && now - state.createdAt >= ttl) return CLOSE_REASONS.TTL;
+  if (readWhileIdle) return CLOSE_REASONS.UNUSABLE;
+  if (freeDeadline <= now) return CLOSE_REASONS.FREE_TIMEOUT;
+  if (ttl > 0 && age >= ttl) return CLOSE_REASONS.TTL;
   return null;
 }
 
