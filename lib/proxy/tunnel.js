@@ -18,6 +18,43 @@ function authority(host, port) {
 }
 
 /**
+ * The proxy's answer to CONNECT, from the bytes so far: null while its head
+ * is incomplete, `{ statusCode }` for a tunnel, or `{ problem, extra }`.
+ */
+function readAnswer(head) {
+  const end = head.indexOf('\r\n\r\n');
+  if (end === -1) return head.length > MAX_HEAD ? { problem: 'the answer to CONNECT has no end of headers' } : null;
+  const statusLine = head.slice(0, head.indexOf('\r\n'));
+  const match = /^HTTP\/1\.[01] (\d{3})(?: |$)/.exec(statusLine);
+  if (match === null) return { problem: `the answer to CONNECT is not HTTP: ${JSON.stringify(statusLine.slice(0, 80))}` };
+  const statusCode = Number(match[1]);
+  if (statusCode < 200 || statusCode > 299) {
+    return { problem: `the proxy answered ${statusLine.slice(9, 9 + 80)}`, extra: { statusCode } };
+  }
+  // The target speaks only after our TLS hello: bytes here would be lost
+  // under TLS or taken for the handshake.
+  if (head.length > end + 4) return { problem: 'the proxy sent data after its answer to CONNECT' };
+  return { statusCode };
+}
+
+/**
+ * The tunnel is open: TLS starts over it (connectTls may throw), and the two
+ * sockets live and die together.
+ */
+function startTls(socket, options, connectWatch, connectTls) {
+  // The active timeout now belongs to the TLS socket (options.timeout).
+  socket.setTimeout(0);
+  const tls = connectTls({ ...options, socket });
+  if (connectWatch !== null) connectWatch.follow(tls);
+  // Errors of the connection under TLS (a reset) reach the TLS socket,
+  // whose listeners report them.
+  tls.once('close', () => socket.destroy());
+  socket.on('error', (err) => tls.destroy(err));
+  socket.once('close', () => tls.destroy());
+  return tls;
+}
+
+/**
  * Opens a tunnel over `socket` (a fresh connection to `proxy`) to the target
  * in `options`. Calls `done(err)` or `done(null, tlsSocket)` exactly once;
  * `connectTls(options)` starts TLS over the tunnel (core's https
@@ -25,7 +62,6 @@ function authority(host, port) {
  * timeout's watch on `socket`, or null; it is
  * handed the TLS socket, whose handshake ends the wait.
  */
-// eslint-disable-next-line max-lines-per-function -- issue 32 left this one: split the CONNECT exchange from its timers
 function openTunnel(socket, { proxy, options, timeout, connectWatch, connectTls, done }) {
   const target = authority(options.host, options.port);
   const started = debug.enabled ? clock.now() : 0;
@@ -71,47 +107,23 @@ function openTunnel(socket, { proxy, options, timeout, connectWatch, connectTls,
 
   function onData(chunk) {
     head += chunk.toString('latin1');
-    const end = head.indexOf('\r\n\r\n');
-    if (end === -1) {
-      if (head.length > MAX_HEAD) fail(tunnelError('the answer to CONNECT has no end of headers'));
-      return;
-    }
-    const statusLine = head.slice(0, head.indexOf('\r\n'));
-    const match = /^HTTP\/1\.[01] (\d{3})(?: |$)/.exec(statusLine);
-    if (match === null) {
-      fail(tunnelError(`the answer to CONNECT is not HTTP: ${JSON.stringify(statusLine.slice(0, 80))}`));
-      return;
-    }
-    const statusCode = Number(match[1]);
-    if (statusCode < 200 || statusCode > 299) {
-      fail(tunnelError(`the proxy answered ${statusLine.slice(9, 9 + 80)}`, { statusCode }));
-      return;
-    }
-    // The target speaks only after our TLS hello: bytes here would be lost
-    // under TLS or taken for the handshake.
-    if (head.length > end + 4) {
-      fail(tunnelError('the proxy sent data after its answer to CONNECT'));
+    const answer = readAnswer(head);
+    if (answer === null) return;
+    if (answer.problem !== undefined) {
+      fail(tunnelError(answer.problem, answer.extra));
       return;
     }
     cleanup();
-    // The active timeout now belongs to the TLS socket (options.timeout).
-    socket.setTimeout(0);
     let tls;
     try {
-      tls = connectTls({ ...options, socket });
+      tls = startTls(socket, options, connectWatch, connectTls);
     } catch (err) {
       socket.destroy();
       log(err.code ?? err.message);
       done(err);
       return;
     }
-    if (connectWatch !== null) connectWatch.follow(tls);
-    // One lives and dies with the other. Errors of the connection under TLS
-    // (a reset) reach the TLS socket, whose listeners report them.
-    tls.once('close', () => socket.destroy());
-    socket.on('error', (err) => tls.destroy(err));
-    socket.once('close', () => tls.destroy());
-    log(statusCode);
+    log(answer.statusCode);
     done(null, tls);
   }
 
