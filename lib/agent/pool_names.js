@@ -3,9 +3,8 @@
 // Core's http getName builds the pool name, host:port:localAddress (and
 // :family, :socketPath when set), as a new string on every request, and
 // every new string used as a key of agent.sockets/freeSockets/requests is
-// flattened, hashed and looked up in V8's string table again: together some
-// 2,000 instructions a request, a good part of what a request costs an
-// agent. The name of a request to a host and port with none of the other
+// flattened, hashed and looked up in V8's string table again: together a
+// good part of what a request costs an agent. The name of a request to a host and port with none of the other
 // three set is the same every time, so the agent keeps it: a map lookup,
 // and a key V8 has already seen.
 //

@@ -3,10 +3,10 @@
 // agentkeepalive's public socket name, `sock[<id>#<pool>]`, made once per
 // socket and kept on every idle one, so its size counts: one flat string,
 // one byte a character where it can be. A template or `+` makes a tree of
-// three or four strings where one will do (30 to 70 bytes more on every
-// socket); join makes one string, but on Node 20 a two-byte one (36 bytes
-// more for a typical name) once the pool name has been a key of core's maps
-// (V8 then reads it through a forwarding "thin" string). normalize() returns
+// three or four strings where one will do; join makes one string, but on
+// Node 20 a two-byte one once the pool name has been a key of core's maps
+// (V8 then reads it through a forwarding "thin" string). The sizes are in
+// benchmark/README.md (Issue 23: what changed). normalize() returns
 // a one-byte string flat, as it is; a name it would change (decomposed
 // characters in a host name) stays as it was.
 
@@ -23,8 +23,7 @@ function socketName(id, pool) {
 // agentkeepalive's public socket properties, read from the socket's state:
 // accessors, the same functions on every socket, which V8 keeps in the
 // socket's hidden class, so an idle socket holds no slot and no value for
-// them (a name string, a number object for the time, four property slots:
-// about 100 bytes a socket). The name is made when it is read. A caller's
+// them (a name string, a number object for the time, four property slots). The name is made when it is read. A caller's
 // write to the name or the time makes it the socket's own property; to a
 // count, it changes the count the agent keeps.
 const PUBLIC = Object.freeze({

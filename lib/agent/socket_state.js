@@ -54,7 +54,7 @@ class SocketState {
     this.flags = 0;
     // Its times and other fractional numbers (see NUMBERS below), in one
     // array of unboxed doubles: as fields, each would be a number object of
-    // its own on every socket, idle ones included (24 bytes, not 8).
+    // its own on every socket, idle ones included.
     this.numbers = [now, 0, now, now, Infinity, 0, Infinity, wallNow];
     // agentkeepalive's public socket facts, the socket's properties read
     // them: its number in the agent, the requests
@@ -202,8 +202,7 @@ class SocketState {
 }
 
 // A state is kept for every socket the agent holds, idle ones included, so
-// its yes/no facts are bits of one field (`flags`), not a field of 8 bytes
-// each; each reads and writes as a boolean property.
+// its yes/no facts are bits of one field (`flags`), not a field each; each reads and writes as a boolean property.
 const FLAGS = [
   // It connected (or was connected when the agent took it on).
   'connected',

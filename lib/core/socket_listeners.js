@@ -7,7 +7,7 @@
 // What is left in memory):
 // - core's createSocket gives every socket four closures of its own over the
 //   agent, the socket and its options ('free', 'close', 'timeout',
-//   'agentRemove': 344 bytes a socket with their context). The agent takes
+//   'agentRemove', and their context). The agent takes
 //   them off and does their work in its own listeners for those events
 //   (takeOverCore; the core* functions below), which it needs anyway; one
 //   listener where there were two also means no array of them;
@@ -191,7 +191,7 @@ function coreRemove(socket, state, on) {
  * core's where they stayed), or is alone on 'close', the same listeners in
  * an array with room for three more: a request's listeners (and a caller's
  * on 'close') then join it without V8 growing it to nineteen slots, which it
- * would keep while the socket idles (120 bytes an event). Once, when the
+ * would keep while the socket idles. Once, when the
  * socket is taken on; EventEmitter reads the array as any other, and makes
  * it one function again when one listener is left.
  */

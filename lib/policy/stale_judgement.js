@@ -22,10 +22,9 @@
 //   errs long), never MAX_WINDOW_MS or more (a server that answered nothing
 //   for a second was processing the request), and at least MIN_WINDOW_MS:
 //   the client notices a failure only when its event loop, and the operating
-//   system, let it run, which on a loaded machine is hundreds of ms late
-//   (collisions that came back within 20 ms were seen up to 340 ms after the
-//   write on 2 cores at a load average of 25), and the connect time of a
-//   socket to a nearby proxy understates the path beyond it.
+//   system, let it run, which on a loaded machine is hundreds of ms late,
+//   and the connect time of a socket to a nearby proxy understates the path
+//   beyond it.
 // - An idle time of at least SUPPORT_SHARE of the limit known for the origin
 //   (the server's Keep-Alive hint, or the learned limit) supports the
 //   judgement: the window is then MAX_WINDOW_MS. It never makes the judgement
