@@ -56,17 +56,22 @@ describe('package contents (npm pack)', function () {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('ships exactly the entry points (otel.d.ts and retry.d.ts too), lib/, README.md, CHANGELOG.md, the charts, LICENSE and package.json', () => {
+  it('ships exactly the entry points (otel, retry, fetch and undici types too, fetch.mjs, undici.mjs), lib/, docs/fetch.md, README.md, CHANGELOG.md, the charts, LICENSE and package.json', () => {
     const expected = [
       'CHANGELOG.md',
       'LICENSE',
       'README.md',
+      'docs/fetch.md',
+      'fetch.d.ts',
+      'fetch.mjs',
       'index.d.ts',
       'index.js',
       'index.mjs',
       'otel.d.ts',
       'package.json',
       'retry.d.ts',
+      'undici.d.ts',
+      'undici.mjs',
       ...filesUnder('lib'),
       ...filesUnder('benchmark/charts').filter((name) => name.endsWith('.svg')),
     ].sort();

@@ -145,4 +145,4 @@ function createDispatcher(undici, options) {
   return new Class(options);
 }
 
-module.exports = { createDispatcher, undiciMajor };
+module.exports = { createDispatcher };
