@@ -11,8 +11,10 @@
 //   node benchmark/fetch-cost.js
 //   BENCH_REQUESTS=4000 BENCH_ROUNDS=21 node benchmark/fetch-cost.js
 const http = require('node:http');
-const undici = require('undici');
+// steady-agent/fetch before npm's undici: it finds the bundled undici's Agent.
 const { createFetch } = require('../lib/fetch');
+const undici = require('undici');
+const { HttpAgent } = require('..');
 const { createDispatcher } = require('../lib/undici');
 const { runMain, startServer } = require('./lib/processes');
 const { median, fixed, envNumber } = require('./lib/stats');
@@ -42,14 +44,15 @@ runMain(async () => {
   const steadyFetch = createFetch({ maxSockets: CONCURRENCY });
   const undiciAgent = new undici.Agent({ connections: CONCURRENCY });
   const steadyDispatcher = createDispatcher(undici, { maxSockets: CONCURRENCY });
+  const httpAgent = new HttpAgent({ maxSockets: CONCURRENCY });
   const clients = {
     'node fetch': async (target) => { await (await fetch(target)).arrayBuffer(); },
     'steady-agent/fetch': async (target) => { await (await steadyFetch(target)).arrayBuffer(); },
     'undici.request + Agent': async (target) => { await (await undici.request(target, { dispatcher: undiciAgent })).body.arrayBuffer(); },
     'undici.request + createDispatcher': async (target) => { await (await undici.request(target, { dispatcher: steadyDispatcher })).body.arrayBuffer(); },
-    // What the adapter adds to: the agent's own request, without undici.
+    // The agent's own request, without undici: what the fallback adds to.
     'http.request + HttpAgent': (target) => new Promise((resolve, reject) => {
-      http.get(target, { agent: steadyDispatcher.agents.http }, (res) => {
+      http.get(target, { agent: httpAgent }, (res) => {
         res.on('data', () => {});
         res.on('end', resolve);
       }).on('error', reject);
@@ -72,4 +75,5 @@ runMain(async () => {
   await steadyFetch.close();
   await steadyDispatcher.close();
   await undiciAgent.close();
+  httpAgent.destroy();
 });

@@ -99,7 +99,8 @@ for (const protocol of PROTOCOLS) {
 
     it('a Request object with a body is never resent; one without is', async () => {
       const server = keep(await collisionServer(protocol, { fails: secondOnConnection }));
-      const err = await rejection(onReused(server, undefined).then(() => fetch(new Request(server.url('/three'), { method: 'PUT', body: 'x' }))));
+      // /two's body read, and a turn of the event loop: its connection is free for /three.
+      const err = await rejection(onReused(server, undefined).then((res) => res.text()).then(() => delay(1)).then(() => fetch(new Request(server.url('/three'), { method: 'PUT', body: 'x' }))));
       // /two went out on the warm connection's second request and failed, was resent on a
       // new connection; /three is that new connection's second request: it fails, unsent again.
       assert.equal(err.cause.replayable, true);
@@ -120,14 +121,18 @@ for (const protocol of PROTOCOLS) {
     });
 
     it('a redirect is followed by fetch: a collision on its second hop is not resent (the POST is applied once)', async () => {
+      // Two idle connections: fetch follows the 303 while the first still
+      // carries its response, so the second hop takes the other, reused.
       const server = keep(await collisionServer(protocol, {
-        fails: (req, conn) => conn.index === 3,
+        fails: (req, conn) => req.url === '/after' && conn.index === 2,
         answer: (req, res) => {
           if (req.url === '/two') res.writeHead(303, { location: '/after' }).end();
           else res.end(`ok ${req.method} ${req.url}`);
         },
       }));
-      const err = await rejection(onReused(server, { method: 'POST', body: 'payload' }));
+      await Promise.all(['/warm-a', '/warm-b'].map(async (url) => (await fetch(server.url(url))).text()));
+      await delay(IDLE);
+      const err = await rejection(fetch(server.url('/two'), { method: 'POST', body: 'payload' }));
       assert.equal(err.message, 'fetch failed');
       assert.equal(err.cause.replayable, true, 'the GET of the second hop was replayable');
       assert.equal(server.appliedTo('/two').length, 1);

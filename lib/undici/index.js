@@ -1,21 +1,21 @@
 'use strict';
 
-// `steady-agent/undici`: createDispatcher(undici, options), a Dispatcher of
-// the caller's own undici (a subclass of its `Dispatcher`, so its request,
-// stream, pipeline, fetch, compose and setGlobalDispatcher take it) whose
-// requests go through the agent (lib/fetch/adapter.js). Requests whose body
+// `steady-agent/undici`: createDispatcher(undici, options), an `Agent` of
+// the caller's own undici (a subclass, so its request, stream, pipeline,
+// fetch, compose and setGlobalDispatcher take it) whose sockets and requests
+// go through steady-agent's transport (./transport.js). Requests whose body
 // is absent, a string or bytes are sent once more, at once, after a failure
-// the agent marked replayable; undici's fetch hands bodies over as async
-// iterables, so a fetch with a body is not.
+// marked replayable; undici's fetch hands bodies over as async iterables, so
+// a fetch with a body is not.
 //
 // The caller passes undici in: this file never loads it, so the caller's
 // major is the one spoken, and importing steady-agent installs no global
 // dispatcher.
 const fs = require('node:fs');
 const path = require('node:path');
-const { AgentDispatch } = require('../fetch/adapter');
 // Every module of the agent this file uses, in one place.
 const { UnsupportedUndiciError } = require('../errors');
+const { transportClass } = require('./transport');
 
 const SUPPORTED = new Set([6, 7, 8]);
 
@@ -61,78 +61,6 @@ function undiciModule(undici) {
   throw new UnsupportedUndiciError(found);
 }
 
-const classes = new WeakMap();
-
-/** The dispatcher class over `undici.Dispatcher`, made once per undici module. */
-function dispatcherClass(undici) {
-  let Class = classes.get(undici);
-  if (Class !== undefined) return Class;
-  const { ClientClosedError, ClientDestroyedError } = undici.errors ?? {};
-
-  Class = class SteadyDispatcher extends undici.Dispatcher {
-    #transport;
-    #closed = false;
-    #destroyed = false;
-    #closing = null;
-
-    constructor(options) {
-      super();
-      this.#transport = new AgentDispatch(options, { resendBuffered: true });
-    }
-
-    /** The HttpAgent and HttpsAgent the requests go through. */
-    get agents() {
-      return { http: this.#transport.http, https: this.#transport.https };
-    }
-
-    get closed() { return this.#closed; }
-    get destroyed() { return this.#destroyed; }
-
-    dispatch(opts, handler) {
-      if (handler === null || typeof handler !== 'object') throw new TypeError('handler must be an object');
-      if (this.#closed || this.#destroyed) {
-        const err = this.#destroyed ? new ClientDestroyedError() : new ClientClosedError();
-        if (typeof handler.onRequestStart === 'function') handler.onResponseError?.(null, err);
-        else handler.onError(err);
-        return true;
-      }
-      return this.#transport.dispatch(opts, handler);
-    }
-
-    /** The agents' counters, merged (each agent's getStats() shape). */
-    getStats() {
-      return this.#transport.getStats();
-    }
-
-    /** Graceful: requests in flight complete, then every socket closes. Callback or promise, as undici's. */
-    close(callback) {
-      this.#closed = true;
-      this.#closing ??= this.#transport.close();
-      if (typeof callback === 'function') {
-        this.#closing.then(() => callback(null, null));
-        return undefined;
-      }
-      return this.#closing;
-    }
-
-    /** Ends every request and socket now. */
-    destroy(err, callback) {
-      if (typeof err === 'function') callback = err;
-      this.#closed = true;
-      this.#destroyed = true;
-      this.#transport.destroy();
-      const done = this.#transport.close();
-      if (typeof callback === 'function') {
-        done.then(() => callback(null, null));
-        return undefined;
-      }
-      return done;
-    }
-  };
-  classes.set(undici, Class);
-  return Class;
-}
-
 /**
  * A Dispatcher of `undici` (the module, major 6, 7 or 8) whose requests go
  * through steady-agent's agents, made from `options` (the agent's options).
@@ -141,8 +69,8 @@ function createDispatcher(undici, options) {
   const mod = undiciModule(undici);
   const major = undiciMajor(mod);
   if (!SUPPORTED.has(major)) throw new UnsupportedUndiciError(`undici ${major}`);
-  const Class = dispatcherClass(mod);
-  return new Class(options);
+  const Class = transportClass(mod.Agent, 'SteadyDispatcher', mod.errors);
+  return new Class(options, { resendBuffered: true });
 }
 
 module.exports = { createDispatcher };

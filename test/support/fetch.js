@@ -1,6 +1,11 @@
 'use strict';
 
 // Servers and clients for the fetch and undici tests.
+//
+// steady-agent/fetch first: it finds the bundled undici's Agent class before
+// any test loads npm's undici (which would install its global dispatcher and
+// leave steady-agent/fetch on its fallback, test/fetch-fallback.test.js).
+require('steady-agent/fetch');
 const { createResetServer } = require('./reset_server');
 const { fixtures } = require('./servers');
 
