@@ -45,8 +45,8 @@ declare namespace HttpAgent {
     keepAliveMsecs?: Duration | undefined;
     /**
      * TCP keep-alive probes on every socket from the moment it connects,
-     * https included, while it serves a request too. `false`: Node's
-     * behaviour. Default `true`.
+     * https included, while it serves a request too. `false`: no probes,
+     * for the socket's whole life (free included). Default `true`.
      */
     tcpKeepAlive?: Flag | undefined;
     /** How long a socket may stay idle in the pool. Default `4000`. */
@@ -222,6 +222,24 @@ declare namespace HttpAgent {
     timeout: number;
   }
 
+  /**
+   * The error of a connection to the proxy that failed before it was up
+   * (refused, unreachable, no address; for an https: proxy, its handshake).
+   * `code`, `errno`, `syscall`, `address` and `port` are the system error's,
+   * which is the `cause`.
+   */
+  interface ProxyConnectionError extends Error {
+    name: 'ProxyConnectionError';
+    code?: string;
+    errno?: number;
+    syscall?: string;
+    address?: string;
+    port?: number;
+    /** The proxy's origin (`http://host:port`), without credentials. */
+    proxy: string;
+    cause: Error;
+  }
+
   /** agentkeepalive's counters. */
   interface Counters {
     createSocketCount: number;
@@ -281,7 +299,12 @@ declare namespace HttpAgent {
     /** How many sockets closed for each reason. */
     closeReasons: Partial<Record<CloseReason, number>>;
     /** The server's idle limit in ms: announced (Keep-Alive: timeout) and learned, or null. */
-    serverIdleTimeout: { announced: number | null; learned: number | null };
+    serverIdleTimeout: {
+      announced: number | null;
+      learned: number | null;
+      /** How sure the agent is of the learned limit; null without one. */
+      confidence: 'tentative' | 'confirmed' | null;
+    };
     /** Over every wait behind `maxSockets` that ended (with a socket, by queueTimeout, aborted, destroyed), in ms. */
     queueWaitMs: { count: number; sum: number; max: number };
     /** Requests refused at once by `maxQueue`. */
@@ -336,8 +359,12 @@ declare namespace HttpAgent {
     /** The limit the agent now holds, in whole ms; null when gone. */
     ms: number | null;
     source: 'announced' | 'learned';
-    /** Learned limits only: why the limit changed. */
-    why?: 'learned' | 'confirmed' | 'raised' | 'lowered' | 'collision' | 'restart' | 'probe' | 'evicted';
+    /** Learned limits only: how sure the agent is of the limit it holds. */
+    confidence?: 'tentative' | 'confirmed' | null;
+    /** Learned limits only: what the close the agent weighed did. */
+    outcome?: 'learned' | 'confirmed' | 'raised' | 'lowered' | 'held' | 'refused' | 'burst' | 'restart' | 'refuted' | 'evicted';
+    /** Learned limits only: why, in words ('contradicted by a reuse after 1000 ms'). */
+    why?: string;
   }
   /** `steady-agent:request:queued` */
   interface RequestQueuedMessage extends ChannelMessage {

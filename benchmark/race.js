@@ -21,6 +21,14 @@
 //   connections, the server closes every idle connection 200 ms later (a
 //   restart, or server.closeIdleConnections() while draining), then each
 //   attempt sends 30 requests 50 ms apart.
+// - deploy and reset (one fault, at three rhythms, on two servers): Node's
+//   http.Server announcing its 5 s limit, and a silent server closing at
+//   5 s. Each attempt (a fresh agent, started a fraction of the rhythm after
+//   the one before) sends a request every 50, 250 or 1000 ms. deploy: the
+//   server closes every connection, idle or busy, 2.4 rhythms in
+//   (server.closeAllConnections()); reset: the server destroys the socket of
+//   each attempt's fifth request. The second table shows requests failed and
+//   new connections beyond each attempt's first: Node's agent needs one.
 //
 // On loopback the server's FIN reaches the client within microseconds, so the
 // race window would be almost nil; real networks make it one round trip wide.
@@ -38,6 +46,8 @@
 //   node benchmark/race.js
 //   BENCH_RACE_ATTEMPTS=144 BENCH_RACE_HINT=2 BENCH_RACE_SPREAD=10 BENCH_RACE_LATENCY=5 node benchmark/race.js
 //   BENCH_RACE_SCENARIOS=hintless,restart BENCH_RACE_IDLE=2000 node benchmark/race.js
+//   BENCH_RACE_SCENARIOS=deploy,reset BENCH_RACE_FAULT_ATTEMPTS=4 node benchmark/race.js
+const http = require('node:http');
 const SteadyAgent = require('..');
 const { candidates, createClient } = require('./lib/agents');
 const { loadRetryClients } = require('./lib/retry_clients');
@@ -59,7 +69,12 @@ const RESTART_LIMIT = 5000;
 const RESTART_AFTER = 200;
 const RESTART_REQUESTS = 30;
 const RESTART_GAP = 50;
-const SCENARIOS = (process.env.BENCH_RACE_SCENARIOS || 'hinted,node,hintless,restart').split(',').map((s) => s.trim());
+const SCENARIOS = (process.env.BENCH_RACE_SCENARIOS || 'hinted,node,hintless,restart,deploy,reset').split(',').map((s) => s.trim());
+const FAULTS = ['deploy', 'reset'];
+const FAULT_RHYTHMS = [50, 250, 1000];
+const FAULT_REQUESTS = { 50: 40, 250: 16, 1000: 10 };
+const FAULT_LIMIT_S = 5;
+const faultAttempts = envNumber('BENCH_RACE_FAULT_ATTEMPTS', 4);
 // steady-agent closes an idle socket serverTimeoutMargin (default 1000 ms)
 // before the announced limit, so with a 1 s hint it would keep nothing; a
 // smaller margin is given then (or whenever BENCH_RACE_MARGIN is set).
@@ -265,17 +280,103 @@ async function withRetry(id, server, port, raw) {
   return `${cells.join(', ')} (of ${requests} each)`;
 }
 
+// ---- one fault: a deploy or one reset request --------------------------------------
+
+/** One request through `agent`: 'N' (a new connection), 'R' (reused) or 'E' (failed). */
+function faultGet(agent, port, path) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('E'), REQUEST_TIMEOUT_MS);
+    const req = http.get({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume();
+      res.on('end', () => { clearTimeout(timer); resolve(req.reusedSocket ? 'R' : 'N'); });
+      res.on('error', () => { clearTimeout(timer); resolve('E'); });
+    });
+    req.on('error', () => { clearTimeout(timer); resolve('E'); });
+  });
+}
+
+/** One attempt: a fresh agent, a request every `rhythm` ms; its line of N/R/E. */
+async function faultAttempt(candidate, port, fault, rhythm, startAfter) {
+  await sleep(startAfter);
+  const agent = candidate.create('http', {}, `http://127.0.0.1:${port}`);
+  let line = '';
+  try {
+    const started = performance.now();
+    for (let i = 0; i < FAULT_REQUESTS[rhythm]; i++) {
+      await sleep(Math.max(0, started + i * rhythm - performance.now()));
+      line += await faultGet(agent, port, fault === 'reset' && i === 4 ? '/reset' : '/');
+    }
+  } finally {
+    agent.destroy();
+  }
+  return line;
+}
+
+async function runFault(fault, kind, rhythm, list) {
+  const server = await startServer('race-server', kind === 'node' ? { hint: FAULT_LIMIT_S, node: true } : { hint: 0, idle: FAULT_LIMIT_S * 1000 });
+  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  const rows = [];
+  const raw = {};
+  try {
+    for (const candidate of list) {
+      await server.call('reset');
+      const starts = Array.from({ length: faultAttempts }, (_, i) => (i * rhythm) / faultAttempts);
+      const restart = fault === 'deploy' ? sleep(2.4 * rhythm).then(() => server.call('restart')) : null;
+      const lines = await Promise.all(starts.map((at) => faultAttempt(candidate, network.port, fault, rhythm, at)));
+      await restart;
+      const failed = lines.reduce((n, line) => n + [...line].filter((c) => c === 'E').length, 0);
+      const extra = lines.reduce((n, line) => n + Math.max(0, [...line].filter((c) => c === 'N').length - 1), 0);
+      const requests = faultAttempts * FAULT_REQUESTS[rhythm];
+      const serverName = kind === 'node' ? `Node's server (timeout=${FAULT_LIMIT_S})` : `silent (${FAULT_LIMIT_S} s)`;
+      rows.push([serverName, fault, `${rhythm} ms`, candidate.label('http'), `${failed} / ${requests}`, count(extra), lines[0]]);
+      raw[`${fault}/${kind}/${rhythm}/${candidate.id}`] = { failed, requests, extraConnections: extra, lines };
+      console.log(`${fault}, ${serverName}, every ${rhythm} ms, ${candidate.label('http')}: ${failed} failed, ${extra} new connections beyond each attempt's first (${lines.join(' ')})`);
+    }
+  } finally {
+    await network.stop();
+    await server.stop();
+  }
+  return { rows, raw };
+}
+
+async function runFaults(faults) {
+  const list = candidates({ include: ['steady-agent', 'node-keepalive', 'agentkeepalive'] });
+  const rows = [];
+  const raw = {};
+  for (const fault of faults) {
+    for (const kind of ['node', 'hintless']) {
+      for (const rhythm of FAULT_RHYTHMS) {
+        const result = await runFault(fault, kind, rhythm, list);
+        rows.push(...result.rows);
+        Object.assign(raw, result.raw);
+      }
+    }
+  }
+  return {
+    table: {
+      title: `One fault: a deploy or one reset request (${faultAttempts} attempts, ${latency} ms latency each way)`,
+      columns: ['server', 'fault', 'a request every', 'agent', 'failed requests', 'new connections beyond the first', 'first attempt (N new, R reused, E failed)'],
+      rows,
+    },
+    raw,
+  };
+}
+
 async function main() {
   retryClients = await loadRetryClients();
   const list = candidates();
   const rows = [];
   const raw = {};
   for (const id of SCENARIOS) {
-    if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, node, hintless, restart)`);
+    if (FAULTS.includes(id)) continue;
+    if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, node, hintless, restart, deploy, reset)`);
     const result = await runScenario(id, list);
     rows.push(...result.rows);
     Object.assign(raw, result.raw);
   }
+  const faults = FAULTS.filter((id) => SCENARIOS.includes(id));
+  const faultResult = faults.length > 0 ? await runFaults(faults) : null;
+  if (faultResult !== null) Object.assign(raw, faultResult.raw);
   const table = {
     title: `Keep-alive race: ${latency} ms latency each way`,
     columns: [
@@ -284,7 +385,8 @@ async function main() {
     ],
     rows,
   };
-  printTable(table);
+  if (rows.length > 0) printTable(table);
+  if (faultResult !== null) printTable(faultResult.table);
   saveScenario({
     id: 'race',
     title: 'Keep-alive race',
@@ -293,11 +395,13 @@ async function main() {
       + 'requests on reused sockets, per agent.',
     params: {
       hint, idleLimit, attempts, hintlessAttempts, restartAttempts, spread, batchSize, latency,
-      rounds: ROUNDS, scenarios: SCENARIOS, steadyServerTimeoutMargin: margin ?? 'default (1000)',
+      rounds: ROUNDS, scenarios: SCENARIOS, steadyServerTimeoutMargin: margin ?? 'default (1000)', faultAttempts,
     },
-    tables: [table],
+    tables: [table, ...(faultResult === null ? [] : [faultResult.table])],
     notes: Object.entries(SCENARIO).filter(([id]) => SCENARIOS.includes(id))
       .map(([id, s]) => `${id}: ${s.label}; ${s.attempts} attempts, each a fresh agent.`)
+      .concat(faults.map((id) => `${id}: ${id === 'deploy' ? 'the server closes every connection 2.4 rhythms in' : 'the server destroys the socket of each attempt\'s fifth request'}; `
+        + `${faultAttempts} attempts per rhythm, each a fresh agent; "new connections beyond the first" sums each attempt's new connections less its first.`))
       .concat([
         `Requests pass through a TCP proxy that delays every chunk, FIN and reset by ${latency} ms each way, so the race window is one round trip (${2 * latency} ms) wide, as on a real network.`,
         '"Requests on reused sockets" is counted by the server: requests minus the connections that served one.',

@@ -35,4 +35,14 @@ function timerDelay(ms) {
   return ms > MAX_TIMER ? MAX_TIMER : Math.ceil(ms);
 }
 
-module.exports = { now, timerDelay, MAX_TIMER };
+/**
+ * A duration as people read it, in debug lines and getStats(): whole
+ * milliseconds, or tenths below 10 ms, where the fraction still matters.
+ * The clock's own doubles (751.9639245000001) stay inside.
+ */
+function roundMs(ms) {
+  if (!Number.isFinite(ms)) return ms;
+  return Math.abs(ms) < 10 ? Math.round(ms * 10) / 10 : Math.round(ms);
+}
+
+module.exports = { now, timerDelay, roundMs, MAX_TIMER };

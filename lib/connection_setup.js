@@ -4,8 +4,7 @@
 // request: TCP keep-alive probes (tcpKeepAlive, on by default) and the
 // connect timeout (connectTimeout, lib/connect_timeout.js). The agent calls
 // in from createConnection; the proxy module (lib/proxy) for the connection
-// to the proxy that carries a CONNECT tunnel. An agent with both off has no
-// ConnectionSetup (null).
+// to the proxy that carries a CONNECT tunnel.
 //
 // TCP keep-alive probes on every socket from the moment it connects.
 //
@@ -36,15 +35,22 @@
 // dead peer is noticed keepAliveMsecs + 10 s after the last byte, on every
 // version.
 
+// tcpKeepAlive: false turns probes off for the socket's whole life. Core
+// asks for them at creation (net.connect's keepAlive option: the agent's
+// options carry keepAlive: true) and again each time a socket enters the
+// pool (keepSocketAlive: setKeepAlive(true, keepAliveMsecs)), on Node 18 to
+// 26. The first is undone here, at creation, before the socket connects; the
+// second by a keepSocketAlive of the agent's own, set on those agents only
+// (keepProbesOff), so that no other agent pays for a check on each free.
+
 const { ConnectTimeout } = require('./connect_timeout');
 
 class ConnectionSetup {
   #probeDelay; // ms of silence before the first probe; null: tcpKeepAlive off
   #connectTimeout; // a ConnectTimeout, or null
 
-  /** null when tcpKeepAlive and connectTimeout are both off. `keepAliveMsecs`: core's agent.keepAliveMsecs. */
+  /** `keepAliveMsecs`: core's agent.keepAliveMsecs. */
   static create({ tcpKeepAlive, connectTimeout }, keepAliveMsecs) {
-    if (!tcpKeepAlive && connectTimeout === 0) return null;
     return new ConnectionSetup(tcpKeepAlive ? keepAliveMsecs : null, ConnectTimeout.create(connectTimeout));
   }
 
@@ -56,6 +62,7 @@ class ConnectionSetup {
   /** A socket just made for a request (connecting, or connected by whoever made it). */
   opened(socket) {
     if (this.#probeDelay !== null) socket.setKeepAlive(true, this.#probeDelay);
+    else socket.setKeepAlive(false);
     if (this.#connectTimeout !== null) this.#connectTimeout.watch(socket);
   }
 
@@ -67,8 +74,22 @@ class ConnectionSetup {
    */
   openedTunnel(proxySocket) {
     if (this.#probeDelay !== null) proxySocket.setKeepAlive(true, this.#probeDelay);
+    else proxySocket.setKeepAlive(false);
     return this.#connectTimeout === null ? null : this.#connectTimeout.watchTunnel(proxySocket);
   }
 }
 
-module.exports = { ConnectionSetup };
+/**
+ * For an agent with tcpKeepAlive: false: its keepSocketAlive (a subclass's
+ * too, which this wraps) turns off the probes core's has just turned on.
+ */
+function keepProbesOff(agent) {
+  const keepSocketAlive = agent.keepSocketAlive;
+  agent.keepSocketAlive = function keepSocketAliveWithoutProbes(socket) {
+    const kept = keepSocketAlive.call(this, socket);
+    if (kept) socket.setKeepAlive(false);
+    return kept;
+  };
+}
+
+module.exports = { ConnectionSetup, keepProbesOff };

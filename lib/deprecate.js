@@ -12,7 +12,7 @@ function deprecate(code, message) {
 
 const DEPRECATIONS = Object.freeze({
   keepAliveTimeout: ['STEADY_AGENT_DEP_KEEPALIVETIMEOUT',
-    'The "keepAliveTimeout" option is deprecated; use "freeSocketTimeout" instead.'],
+    'The "keepAliveTimeout" option (agentkeepalive 3\'s name, and undici\'s for the same setting) is deprecated; it sets "freeSocketTimeout": use that instead.'],
   freeSocketKeepAliveTimeout: ['STEADY_AGENT_DEP_FREESOCKETKEEPALIVETIMEOUT',
     'The "freeSocketKeepAliveTimeout" option is deprecated; use "freeSocketTimeout" instead.'],
   getFreeSocketKeepAliveTimeout: ['STEADY_AGENT_DEP_GETTER_FREESOCKETKEEPALIVETIMEOUT',

@@ -305,8 +305,8 @@ class DnsCache {
       hosts[entry.key] = {
         addresses: entry.addresses.map(copy),
         source: entry.source,
-        ttlMs: entry.ttl,
-        expiresInMs: Math.max(0, Math.round(entry.expiresAt - now)),
+        ttlMs: clock.roundMs(entry.ttl),
+        expiresInMs: Math.max(0, clock.roundMs(entry.expiresAt - now)),
         stale: entry.stale,
         sockets: entry.users,
       };
@@ -467,7 +467,7 @@ class DnsCache {
     this.#entries.delete(entry.key);
     this.#entries.set(entry.key, entry);
     if (debug.enabled) {
-      debug('dns: %s is %s (%s, %d ms)%s', entry.key, addresses.map((a) => a.address).join(' '), source, ttl, wasStale ? ', answered again' : '');
+      debug('dns: %s is %s (%s, %d ms)%s', entry.key, addresses.map((a) => a.address).join(' '), source, clock.roundMs(ttl), wasStale ? ', answered again' : '');
     }
     if (previous === null) return;
     const removed = [...previous].filter((address) => !entry.current.has(address));
@@ -494,7 +494,7 @@ class DnsCache {
     entry.stale = true;
     entry.expiresAt = Math.min(now + retry, entry.staleUntil);
     if (debug.enabled) {
-      debug('dns: %s: query failed (%s): the last answer is served for up to %d ms more', entry.key, error.code ?? error.message, Math.round(entry.staleUntil - now));
+      debug('dns: %s: query failed (%s): the last answer is served for up to %d ms more', entry.key, error.code ?? error.message, clock.roundMs(entry.staleUntil - now));
     }
     if (channels.stale.hasSubscribers) {
       publish(channels.stale, {

@@ -48,7 +48,7 @@ class QueueFullError extends Error {
   constructor(maxQueue) {
     super(maxQueue === 0
       ? 'No socket is free and the request may not wait for one (maxQueue: 0)'
-      : `No socket is free and ${maxQueue} requests already wait for one (maxQueue: ${maxQueue})`);
+      : `No socket is free and ${maxQueue === 1 ? '1 request already waits' : `${maxQueue} requests already wait`} for one (maxQueue: ${maxQueue})`);
     this.name = 'QueueFullError';
     this.code = 'ERR_AGENT_QUEUE_FULL';
     this.maxQueue = maxQueue;
@@ -146,6 +146,24 @@ class ProxyTunnelError extends Error {
 }
 
 /**
+ * The connection to the proxy failed before it was up (refused, unreachable,
+ * no address, or for an https: proxy a failed handshake). The system's error
+ * is the `cause`; its `code` (ECONNREFUSED...), `errno`, `syscall`, `address`
+ * and `port` are copied, so handlers and retry rules written for them still
+ * match. `proxy` is the proxy's origin, without credentials.
+ */
+class ProxyConnectionError extends Error {
+  constructor(proxy, cause) {
+    super(`Could not connect to the proxy ${proxy}: ${cause.message || cause.code}`, { cause });
+    this.name = 'ProxyConnectionError';
+    for (const key of ['code', 'errno', 'syscall', 'address', 'port']) {
+      if (cause[key] !== undefined) this[key] = cause[key];
+    }
+    this.proxy = proxy;
+  }
+}
+
+/**
  * A subpath needs an optional peer dependency that is not installed
  * (`steady-agent/otel` without `@opentelemetry/api`). The code is Node's own
  * for a module it cannot find, so handlers written for that still work; the
@@ -211,6 +229,7 @@ module.exports = {
   InvalidOptionValueError,
   InvalidProxyOptionError,
   ProxyTunnelError,
+  ProxyConnectionError,
   PeerDependencyMissingError,
   DnsNotFoundError,
 };

@@ -195,17 +195,22 @@ class PoolEvents {
   // ---- what the agent learned ---------------------------------------------------
 
   /**
-   * The idle limit the agent holds for `pool` changed to `ms` (undefined:
-   * forgotten). `why` says what changed it: an observation's outcome
-   * ('learned', 'confirmed', 'raised', 'lowered', 'restart'), 'collision', a
-   * 'probe' that outlived the limit, or 'evicted' (forgotten to make room).
+   * The agent weighed what a server of `pool` did (server_limits.js):
+   * `record` is the origin's learning after it (undefined: nothing held);
+   * `learned.outcome` what it did ('learned', 'confirmed', 'raised',
+   * 'lowered', 'held', 'refused', 'burst', 'restart', 'refuted', 'evicted')
+   * and `learned.why` why, in words.
    */
-  serverIdleLimitChanged(pool, ms, why) {
+  serverIdleLimitChanged(pool, record, learned) {
     const entry = this.#origins.get(pool);
     if (entry === undefined) return;
-    entry.learned = ms === undefined ? null : Math.round(ms);
+    const limit = record?.limit;
+    entry.learned = limit === undefined ? null : Math.round(limit);
+    entry.confidence = limit === undefined ? null : (record.confirmed ? 'confirmed' : 'tentative');
     if (channels.serverIdleLimit.hasSubscribers) {
-      this.#publish(channels.serverIdleLimit, { ms: entry.learned, source: 'learned', why }, entry);
+      this.#publish(channels.serverIdleLimit, {
+        ms: entry.learned, source: 'learned', confidence: entry.confidence, outcome: learned.outcome, why: learned.why,
+      }, entry);
     }
     if (entry.learned === null) this.#origins.settle(entry);
   }

@@ -13,7 +13,7 @@
 const debug = require('debug')('steady-agent');
 const { normalizeOptions, agentOptions, connectionOptions, activeTimeout, socketFreeTimeout } = require('./options');
 const { initCounters, statusSnapshot, takeStatusChanged } = require('./status');
-const { freeTimeout } = require('./server_limits');
+const { idleAllowance, atDeadline } = require('./server_limits');
 const { IdleLearning } = require('./idle_learning');
 const { dropUnusable, takeOutOfPool, whyRetired } = require('./reuse_check');
 const { SocketState, PHASES, stateOf, attachState } = require('./socket_state');
@@ -31,7 +31,7 @@ const { createProxyRoutes } = require('./proxy');
 const { PoolEvents } = require('./events');
 const { CLOSE_REASONS } = require('./close_reasons');
 const { QueueBounds } = require('./queue_bounds');
-const { ConnectionSetup } = require('./connection_setup');
+const { ConnectionSetup, keepProbesOff } = require('./connection_setup');
 const { placeFor, givePlaceUp, othersWaiting } = require('./total_limit');
 const { Shutdown } = require('./shutdown');
 const { ExpiredTimeout } = require('./timeout_event');
@@ -81,7 +81,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // maxQueue and queueTimeout (lib/queue_bounds.js), or null: neither set.
     #queueBounds = null;
     // TCP keep-alive and connectTimeout for each new connection
-    // (lib/connection_setup.js), or null: both off.
+    // (lib/connection_setup.js).
     #setup = null;
     // close() and the count of sockets it waits for (lib/shutdown.js).
     #shutdown = new Shutdown();
@@ -95,11 +95,12 @@ function keepAlive(Base, { name, getName: naming }) {
       // Our own settings; freeSocketTimeout and socketActiveTTL change when
       // the caller writes them to agent.options.
       this.#config = { ...config };
-      this.options = agentOptions(this.options, this.#config);
+      this.options = agentOptions(this.options, this.#config, this);
       this.#setup = ConnectionSetup.create(config, this.keepAliveMsecs);
+      if (!config.tcpKeepAlive) keepProbesOff(this);
       this.#proxy = createProxyRoutes(config.proxy, this.protocol, this.#setup); // proxy: null without one
       this.#queueBounds = QueueBounds.create(config, this.#events);
-      this.#learning = new IdleLearning(config.learnServerTimeout, this.#events);
+      this.#learning = new IdleLearning(config.learnServerTimeout, this.#events, (pool) => this.#tighten(pool));
       if (config.dns !== undefined) {
         const { AgentDns } = require('./dns');
         this.#dns = new AgentDns(config.dns, this, (socket, state) => this.#retire(socket, state, CLOSE_REASONS.DNS));
@@ -184,7 +185,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     // A socket the check before reuse turned away, out of the pool already.
     #dropUnusable = (socket, state, reason) => {
-      if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#expireFree(socket, state);
+      if (reason === CLOSE_REASONS.FREE_TIMEOUT) this.#deadlinePassed(socket, state);
       else this.#close(socket, state, reason);
     };
 
@@ -380,7 +381,9 @@ function keepAlive(Base, { name, getName: naming }) {
         return false;
       }
       this.#readServerHint(state, socket._httpMessage?.res);
+      // A reuse that got its response: the server's limit is above its idle time.
       const now = clock.now();
+      if (state.idleBeforeReuse > 0) this.#learning.alive(state, now);
       // After close(), every socket closes as soon as it is free.
       let reason = this.#shutdown.closing ? CLOSE_REASONS.AGENT_CLOSE
         : this.#whyRetired(socket, state, now);
@@ -407,7 +410,7 @@ function keepAlive(Base, { name, getName: naming }) {
       state.free(now, now + timeout, socket.bytesRead);
       if (timeout !== Infinity) this.#sweeper.watch(state, now + timeout);
       this.#events.socketFree(socket, state, timeout);
-      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], timeout);
+      if (debug.enabled) debug('%s free, closes after %d ms idle', socket[SOCKET_NAME], clock.roundMs(timeout));
       return true;
     }
 
@@ -415,24 +418,106 @@ function keepAlive(Base, { name, getName: naming }) {
     #freeDue(state, now) {
       const socket = state.socket;
       if (state.phase !== PHASES.FREE) { // a probe
-        if (this.#learning.outlived(socket, state, now)) this.#expireFree(socket, state);
-      } else if (this.#learning.wantsProbe(state)) {
-        // The learned limit decided this deadline: the first socket of the
-        // origin to reach it leaves the pool but stays open, a probe.
+        if (this.#learning.outlived(socket, state, now)) this.#probeOutlived(socket, state, now);
+        return;
+      }
+      // The limits may have changed since it was freed (server_limits.js decides).
+      const next = this.#atDeadline(socket, state, now);
+      if (next.action === 'wait') {
+        state.freeDeadline = state.freedAt + next.timeout;
+        this.#sweeper.watch(state, state.freeDeadline);
+      } else if (next.action === 'probe') {
         this.#removeFromPool(socket, state);
-        this.#sweeper.watch(state, this.#learning.startProbe(socket, state));
+        this.#startProbe(socket, state, next.bound);
       } else {
         this.#expireFree(socket, state);
       }
     }
 
-    /** How long the socket may stay idle (lib/server_limits.js decides, into its state). */
+    // The check before reuse found a free socket's deadline passed before
+    // the sweep (the event loop was late): as at its deadline, the first of
+    // its origin to reach a learned limit becomes the probe.
+    #deadlinePassed(socket, state) {
+      const now = clock.now();
+      const next = state === undefined ? null : this.#atDeadline(socket, state, now);
+      if (next?.action === 'probe') {
+        this.#sweeper.unwatch(state);
+        this.#startProbe(socket, state, next.bound);
+      } else {
+        this.#expireFree(socket, state);
+      }
+    }
+
+    // The first socket of its origin to reach a learned limit, out of the
+    // pool already, stays open as a probe; core's own timer is off meanwhile.
+    #startProbe(socket, state, bound) {
+      if (socket.timeout > 0) socket.setTimeout(0);
+      this.#sweeper.watch(state, this.#learning.startProbe(socket, state, bound));
+    }
+
+    // A probe still open at its bound: its limit is forgotten, and it goes
+    // back to the pool for what is left of its free timeout.
+    #probeOutlived(socket, state, now) {
+      const next = this.#atDeadline(socket, state, now);
+      if (next.action !== 'wait' || this.#shutdown.closing) {
+        this.#expireFree(socket, state);
+        return;
+      }
+      state.backToPool(state.freedAt + next.timeout);
+      // Where a request takes it last: it is the oldest socket of the pool.
+      const free = (this.freeSockets[state.pool] ??= []);
+      if (this.scheduling === 'fifo') free.push(socket);
+      else free.unshift(socket);
+      this.#sweeper.watch(state, state.freeDeadline);
+    }
+
+    #atDeadline(socket, state, now) {
+      const config = this.#config;
+      const pool = state.pool;
+      return atDeadline(this.#uncapped(socket, state, now), state.serverTimeout, this.#learning.recordOf(pool),
+        this.#learning.probing(pool), config.serverTimeoutMargin, state.freeDeadline - state.freedAt);
+    }
+
+    // A limit became confirmed: free sockets of `pool` freed without it
+    // (while a probe tried it) are capped now.
+    #tighten(pool) {
+      const free = this.freeSockets[pool];
+      if (free === undefined) return;
+      const now = clock.now();
+      for (const socket of free) {
+        const state = stateOf(socket);
+        if (state === undefined || state.phase !== PHASES.FREE) continue;
+        const deadline = state.freedAt + this.#freeTimeout(socket, state, now);
+        if (deadline < state.freeDeadline) {
+          state.freeDeadline = deadline;
+          this.#sweeper.watch(state, deadline);
+        }
+      }
+    }
+
+    /** How long the socket may stay idle (server_limits.js decides); its state's limitedBy says which limit did. */
     #freeTimeout(socket, state, now) {
+      const config = this.#config;
+      const uncapped = this.#uncapped(socket, state, now);
+      const allowed = idleAllowance(uncapped, state.serverTimeout, this.#learning.capOf(state.pool), config.serverTimeoutMargin);
+      if (allowed.limitedBy !== null) state.limitedBy = allowed.limitedBy;
+      return allowed.timeout;
+    }
+
+    // The free timeout from options, the per-socket override and the TTL
+    // (Infinity: none); its state's limitedBy says which.
+    #uncapped(socket, state, now) {
       const config = this.#config;
       const base = socketFreeTimeout(socket, config.freeSocketTimeout, debug);
       const ttl = config.socketActiveTTL;
       const ttlLeft = ttl > 0 ? ttl - (now - state.createdAt) : Infinity;
-      return freeTimeout(state, base, ttlLeft, this.#learning.limitOf(state.pool), config.serverTimeoutMargin);
+      const uncapped = base === 0 ? Infinity : base;
+      if (ttlLeft < uncapped) {
+        state.limitedBy = 'ttl';
+        return ttlLeft;
+      }
+      state.limitedBy = 'freeSocketTimeout';
+      return uncapped;
     }
 
     // ---- free -> active --------------------------------------------------------
@@ -498,7 +583,7 @@ function keepAlive(Base, { name, getName: naming }) {
         return;
       }
       const timeout = socket.timeout;
-      if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], timeout);
+      if (debug.enabled) debug('%s timed out after %d ms while active: destroyed', socket[SOCKET_NAME], clock.roundMs(timeout));
       state.close(CLOSE_REASONS.ACTIVE_TIMEOUT);
       // Out of agent.sockets before the request hears of it, and a request
       // queued behind it gets its new socket now, as in agentkeepalive.

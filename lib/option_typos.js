@@ -4,7 +4,11 @@
 // pass through to core as an unknown key and leave the default in force. Keys
 // we do not know must pass through (socket, TLS and request options), so a
 // near miss of one of our options gets a warning, not an error: once per key
-// per process, through process.emitWarning, at construction only.
+// per process, through process.emitWarning, at construction only. So does
+// another library's name for one of our settings (`connectionTimeout`,
+// undici's `keepAliveMaxTimeout`), with a message of its own: it is not a
+// typo, and the setting it names is not applied (a name we do not own may
+// mean something else to the code that passes it).
 
 // The options of Node's own that an agent's options may carry, which are
 // never a misspelling of ours even where they look close. From Node's docs
@@ -95,13 +99,38 @@ const REPLACED = new Map([
   ['freeSocketKeepAliveTimeout', 'freeSocketTimeout'],
 ]);
 
+// Other libraries' names for our settings, by the key in lower case: who
+// uses the name, and what to write instead. (`keepAliveTimeout`, undici's
+// name too, is agentkeepalive 3's: it is applied, with a DeprecationWarning;
+// got's `timeout` object is refused by the `timeout` option's own check.)
+const SYNONYMS = new Map(Object.entries({
+  connectiontimeout: ['another library\'s', 'calls it "connectTimeout" (the time a new connection has to be ready)'],
+  idletimeout: ['another library\'s', 'calls it "freeSocketTimeout" (how long a free socket may stay idle in the pool)'],
+  socketttl: ['another library\'s', 'calls it "socketActiveTTL" (the age after which a socket is not reused)'],
+  ttl: ['another library\'s', 'calls it "socketActiveTTL" (the age after which a socket is not reused)'],
+  proxyurl: ['another library\'s', 'calls it "proxy"'],
+  keepalivemaxtimeout: ['undici\'s', 'has no such cap: "freeSocketTimeout" caps the idle time a server\'s Keep-Alive hint may give a socket'],
+  timeouts: ['npm\'s agent\'s', 'takes them as separate options: "connectTimeout" (its connection), "timeout" (its idle: an active socket\'s idle time) and "freeSocketTimeout" (a free socket\'s idle time)'],
+}));
+
 const WARNING_CODE = 'STEADY_AGENT_UNKNOWN_OPTION';
+const SYNONYM_CODE = 'STEADY_AGENT_OTHER_LIBRARY_OPTION';
 const warned = new Set();
 
-/** Warns, once per key per process, of each key of `input` that is a near miss of `ours`. */
+/**
+ * Warns, once per key per process, of each key of `input` that is another
+ * library's name for one of our settings, or a near miss of `ours`.
+ */
 function warnNearMisses(input, ours) {
   for (const key of Object.keys(input)) {
     if (warned.has(key) || ours.has(key)) continue;
+    const synonym = SYNONYMS.get(key.toLowerCase());
+    if (synonym !== undefined) {
+      warned.add(key);
+      const [library, advice] = synonym;
+      process.emitWarning(`Option "${key}" is ${library} name; steady-agent ${advice}. "${key}" is not applied.`, { code: SYNONYM_CODE });
+      continue;
+    }
     const miss = nearMiss(key, ours);
     if (miss === undefined) continue;
     const suggestion = REPLACED.get(miss) ?? miss;

@@ -2,6 +2,7 @@
 
 // Options are validated and normalised once, at construction, into a new
 // frozen object. The caller's object is only read, never written.
+const { inspect } = require('node:util');
 const { ms } = require('humanize-ms');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('./errors');
 const { warnDeprecated } = require('./deprecate');
@@ -73,7 +74,7 @@ function countFromString(value) {
 /**
  * A count of at least `min`: an integer or Infinity, as a number or a string
  * of decimal digits ('10', 'Infinity'). Undefined and null stay undefined.
- * `messageSuffix` is appended to the RangeError's message: what to do instead.
+ * `messageSuffix` is appended to the RangeError's message for 0: what to do instead.
  */
 function count(name, value, min, messageSuffix = '') {
   if (value === undefined || value === null) return undefined;
@@ -81,10 +82,14 @@ function count(name, value, min, messageSuffix = '') {
   if (typeof number !== 'number') {
     throw new InvalidOptionTypeError(name, 'a number, or a string of decimal digits such as \'10\'', value);
   }
-  if (!(number >= min) || (!Number.isInteger(number) && number !== Infinity)) {
-    throw new InvalidOptionValueError(name, `an integer >= ${min} or Infinity${messageSuffix}`, value);
-  }
-  return number;
+  if (number >= min && (Number.isInteger(number) || number === Infinity)) return number;
+  // Each kind of wrong number is told what is wrong with it; the remark on
+  // how core reads 0 is for 0 alone.
+  let expected = `an integer >= ${min} or Infinity`;
+  if (number === 0) expected += messageSuffix;
+  else if (number >= min) expected = `a whole number (an integer >= ${min}) or Infinity, not a fraction`;
+  else if (!Number.isNaN(number)) expected = `at least ${min} (an integer >= ${min} or Infinity)`;
+  throw new InvalidOptionValueError(name, expected, value);
 }
 
 // Options this module owns; everything else passes through to http(s).Agent.
@@ -130,7 +135,7 @@ function normalizeOptions(input) {
   // number goes, as with core's agent (which is given Infinity in its tests).
   normalized.keepAliveMsecs = duration('keepAliveMsecs', input.keepAliveMsecs, { max: Infinity }) ?? 1000;
   normalized.freeSocketTimeout = freeSocketTimeout;
-  normalized.timeout = duration('timeout', input.timeout) ?? defaultTimeout(freeSocketTimeout);
+  normalized.timeout = activeTimeoutOption(input.timeout) ?? defaultTimeout(freeSocketTimeout);
   normalized.socketActiveTTL = duration('socketActiveTTL', input.socketActiveTTL, { max: Number.MAX_SAFE_INTEGER }) ?? 0;
   normalized.serverTimeoutMargin = duration('serverTimeoutMargin', input.serverTimeoutMargin) ?? 1000;
   normalized.learnServerTimeout = boolean('learnServerTimeout', input.learnServerTimeout) ?? true;
@@ -173,6 +178,16 @@ function normalizeOptions(input) {
   return Object.freeze(normalized);
 }
 
+// got's `timeout: { connect, request, ... }` is an object of phases; here
+// `timeout` is one duration, and got's connect phase is connectTimeout.
+function activeTimeoutOption(value) {
+  if (value !== null && typeof value === 'object') {
+    throw new InvalidOptionTypeError('timeout', `${DURATION_TEXT}: how long an active socket may be idle `
+      + '(an object of phases is got\'s timeout; its connect phase is steady-agent\'s "connectTimeout")', value);
+  }
+  return duration('timeout', value);
+}
+
 // The default never exceeds the largest timer, even for a freeSocketTimeout of days.
 function defaultTimeout(freeSocketTimeout) {
   return Math.min(Math.max(freeSocketTimeout * 2, 8000), MAX_TIMER);
@@ -194,7 +209,7 @@ const CONSTRUCTION_ONLY = new Set([
 const LIVE = Object.freeze({
   freeSocketTimeout: (value) => duration('freeSocketTimeout', value) ?? 4000,
   socketActiveTTL: (value) => duration('socketActiveTTL', value, { max: Number.MAX_SAFE_INTEGER }) ?? 0,
-  timeout: (value, config) => duration('timeout', value) ?? defaultTimeout(config.freeSocketTimeout),
+  timeout: (value, config) => activeTimeoutOption(value) ?? defaultTimeout(config.freeSocketTimeout),
 });
 // Of those, the ones core reads from each request's copy of agent.options
 // (timeout: the socket's timeout as it connects), so they stay own properties.
@@ -212,8 +227,15 @@ const PER_REQUEST_LIVE = new Set(['timeout']);
  * the prototype, except `timeout`, an own property that core copies and the
  * agent reads where it arms a socket.
  */
-function agentOptions(coreCopy, config) {
+function agentOptions(coreCopy, config, agent) {
   const constructionOnly = { __proto__: null };
+  // Not enumerable, on the prototype: core's copies of the options, and any
+  // caller's spread of them, never carry it.
+  Object.defineProperty(constructionOnly, inspect.custom, {
+    value(depth, inspectOptions, inspectValue = inspect) {
+      return inspectValue(effectiveOptions(this, agent), inspectOptions);
+    },
+  });
   const options = { __proto__: constructionOnly };
   for (const key of Object.keys(coreCopy)) {
     if (Object.hasOwn(LIVE, key)) {
@@ -231,6 +253,50 @@ function agentOptions(coreCopy, config) {
     }
   }
   return options;
+}
+
+// Options whose values are secret (TLS keys, credentials) or long (CA
+// certificates): a printed agent shows that they are set, not what they are.
+const HIDDEN = new Set([
+  'key', 'cert', 'pfx', 'passphrase', 'ca', 'crl', 'auth', 'headers', 'session', 'ticketKeys',
+  'privateKeyIdentifier', 'privateKeyEngine', 'clientCertEngine',
+]);
+
+// The settings a printed agent shows first, each with its value in force:
+// given, defaulted, or (the pool sizes) core's reading of it.
+const EFFECTIVE = [
+  ['keepAlive', (options, agent) => agent.keepAlive],
+  ['keepAliveMsecs', (options, agent) => agent.keepAliveMsecs],
+  ['freeSocketTimeout'], ['timeout'], ['socketActiveTTL'], ['serverTimeoutMargin'], ['learnServerTimeout'],
+  ['maxSockets', (options, agent) => agent.maxSockets],
+  ['maxFreeSockets', (options, agent) => agent.maxFreeSockets],
+  ['maxTotalSockets', (options, agent) => agent.maxTotalSockets],
+  ['scheduling', (options, agent) => agent.scheduling],
+  ['maxQueue'], ['queueTimeout'], ['connectTimeout'], ['tcpKeepAlive'],
+  // The proxy's origin, never its credentials; of proxyEnv, the names read.
+  ['proxy', (options) => options.proxy?.proxy?.origin],
+  ['noProxy', (options) => options.proxy?.noProxy],
+  ['proxyEnv', (options) => (options.proxy?.env === undefined ? undefined : Object.keys(options.proxy.env))],
+];
+
+/**
+ * What util.inspect (and so console.log) shows for agent.options: a new
+ * plain object of the settings in force, then every other option, with
+ * secrets hidden. `options` is agent.options as it is now (a caller may have
+ * written to it since construction).
+ */
+function effectiveOptions(options, agent) {
+  const view = {};
+  for (const [key, read] of EFFECTIVE) {
+    const value = read === undefined ? options[key] : read(options, agent);
+    if (value !== undefined) view[key] = value;
+  }
+  for (const key in options) {
+    if (Object.hasOwn(view, key) || key === 'proxy') continue;
+    const value = options[key];
+    view[key] = HIDDEN.has(key) && value !== undefined && value !== null ? '[hidden]' : value;
+  }
+  return view;
 }
 
 /**

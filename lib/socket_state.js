@@ -11,9 +11,9 @@
 // A socket's life is its phase:
 //
 //   active ──free()──> free ──startProbe()──> probe
-//     ^                 │                       │
-//     └───activate()────┘                       │
-//   any phase ──close(reason)──> closing        │ (probes are only ever closed)
+//     ^                 │  ^                      │
+//     └───activate()────┘  └────backToPool()──────┘ (a probe that outlived its limit)
+//   any phase ──close(reason)──> closing
 //   active ──upgrade()──> upgraded (an HTTP upgrade took it from the agent)
 //
 // Transitions are methods. This module does no I/O and reads no clock: the
@@ -163,11 +163,20 @@ class SocketState {
     this.requestStartedAt = now;
   }
 
-  /** Out of the pool, watched until the server closes it or its bound passes. Returns the new deadline. */
-  startProbe() {
+  /**
+   * Out of the pool, watched until the server closes it or it has been idle
+   * `bound` ms. Returns the new deadline.
+   */
+  startProbe(bound) {
     this.phase = PHASES.PROBE;
-    this.freeDeadline = this.freedAt + this.probeBound;
+    this.freeDeadline = this.freedAt + bound;
     return this.freeDeadline;
+  }
+
+  /** A probe that outlived its limit, back in the pool until `deadline`. */
+  backToPool(deadline) {
+    this.phase = PHASES.FREE;
+    this.freeDeadline = deadline;
   }
 
   /** The agent decided to close it, for `reason` (the first reason stands). */
@@ -273,9 +282,6 @@ const RARE = {
   // With the `dns` option: the host whose cached answer the socket
   // connected through (lib/dns.js), or null.
   dnsHost: null,
-  // How long it may stay idle as a probe, where the learned limit decided
-  // its deadline (limitedBy 'learned'); Infinity otherwise.
-  probeBound: Infinity,
 };
 for (const [name, fallback] of Object.entries(RARE)) {
   const values = new WeakMap();

@@ -7,6 +7,8 @@
 // have settled after it. An agent that talks to 100,000 origins over its life
 // thus holds the live ones plus at most IDLE_CAPACITY others.
 
+const { roundMs } = require('./clock');
+
 const IDLE_CAPACITY = 1000;
 
 // Every wait behind maxSockets that ended, whatever ended it (a socket,
@@ -36,6 +38,7 @@ class RareStats {
   closeReasons = null;
   announced = null; // ms, the server's last Keep-Alive: timeout
   learned = null; // ms, the idle limit the agent learned
+  confidence = null; // 'tentative' or 'confirmed' while a limit is learned
   // The queue's counts (QueueStats), made at the origin's first request
   // without a socket at once: most origins never queue one.
   queue = null;
@@ -61,6 +64,9 @@ class OriginStats {
   // errors, timeouts, closeReasons, announced, learned and the queue's
   // counts (RareStats), each also a property of the entry's own.
   rare = NO_RARE;
+  // The longest idle time (ms) after which a socket of the origin was seen
+  // alive: a close before it is not an idle limit on its own.
+  aliveMs = 0;
 
   /**
    * @param {string} origin the pool name
@@ -102,6 +108,8 @@ class OriginStats {
   set announced(ms) { if (ms !== this.rare.announced) ownRare(this).announced = ms; }
   get learned() { return this.rare.learned; }
   set learned(ms) { if (ms !== this.rare.learned) ownRare(this).learned = ms; }
+  get confidence() { return this.rare.confidence; }
+  set confidence(value) { if (value !== this.rare.confidence) ownRare(this).confidence = value; }
 
   closed(reason) {
     this.socketsClosed++;
@@ -144,8 +152,9 @@ class OriginStats {
       errors: this.errors,
       timeouts: this.timeouts,
       closeReasons: this.closeReasons === null ? {} : Object.fromEntries(this.closeReasons),
-      serverIdleTimeout: { announced: this.announced, learned: this.learned },
-      queueWaitMs: { count: queue.count, sum: queue.sum, max: queue.max },
+      serverIdleTimeout: { announced: roundMs(this.announced), learned: roundMs(this.learned), confidence: this.confidence },
+      // Summed unrounded, rounded as shown.
+      queueWaitMs: { count: queue.count, sum: roundMs(queue.sum), max: roundMs(queue.max) },
       queueFull: queue.queueFull,
       queueTimeouts: queue.queueTimeouts,
       refusedAfterClose: queue.refusedAfterClose,

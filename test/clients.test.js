@@ -43,7 +43,8 @@ describe('real clients', () => {
             server = null;
           });
 
-          it(`makes ${REQUESTS} sequential requests on one socket`, async () => {
+          it(`makes ${REQUESTS} sequential requests on one socket`, async function () {
+            if (clients[name] === null) this.skip(); // got 14 on Node 18: its engines ask for Node 20
             const results = [];
             for (let i = 0; i < REQUESTS; i++) {
               results.push(await clients[name](server.url(`/${i}`), agent));

@@ -17,6 +17,7 @@ const { startBlackhole } = require('./support/blackhole');
 const { request, requestError, waitFor } = require('./support/request');
 const { closeAfterEach } = require('./support/cleanup');
 const { activeTimers } = require('./support/timers');
+const { importGot } = require('./support/got');
 
 /** Every socket of the agent, active or free. */
 const held = (agent) => total(agent.getCurrentStatus().sockets) + total(agent.getCurrentStatus().freeSockets);
@@ -96,12 +97,12 @@ for (const protocol of PROTOCOLS) {
       assert.equal(fromAxios?.code, 'ETIMEDOUT', String(fromAxios));
       assert.equal(fromAxios.cause.name, 'ConnectTimeoutError');
 
-      const got = (await import('got')).default;
+      const got = await importGot();
       const fromGot = await got(url, {
         agent: { http: agent, https: agent },
         http2: false,
         // got lists ETIMEDOUT among the codes it retries. Its retry is off
-        // here: on Node 24+, got 13 with retries on reports any failed
+        // here: on Node 24+, got 13 and 14 with retries on reports any failed
         // connect (refused ones too, with Node's agent) as the write's
         // ERR_SOCKET_CLOSED_BEFORE_CONNECTION instead.
         retry: { limit: 0 },

@@ -48,9 +48,9 @@ describe('npm run demo', function () {
     assert.equal(lines[header + 5], '');
   });
 
-  it('is on the README\'s first screen, with npm test', () => {
+  it('is on CONTRIBUTING\'s first screen, with npm test', () => {
     assert.equal(require('../package.json').scripts.demo, 'node benchmark/demo.js');
-    const firstScreen = fs.readFileSync(path.join(root, 'README.md'), 'utf8').split('\n').slice(0, 40).join('\n');
+    const firstScreen = fs.readFileSync(path.join(root, 'CONTRIBUTING.md'), 'utf8').split('\n').slice(0, 40).join('\n');
     assert.match(firstScreen, /^npm ci && npm run demo\b/m);
     assert.match(firstScreen, /^npm test\b/m);
   });

@@ -42,7 +42,7 @@ describe('exports', () => {
     const loaded = JSON.parse(execFileSync(process.execPath, [
       '-e', "require('steady-agent/retry'); process.stdout.write(JSON.stringify(Object.keys(require.cache)))",
     ], { cwd: __dirname, encoding: 'utf8' }));
-    for (const name of ['axios', 'axios-retry', 'got', 'node-fetch', 'node-fetch-2']) {
+    for (const name of ['axios', 'axios-retry', 'got', 'got-13', 'node-fetch', 'node-fetch-2']) {
       assert.equal(loaded.some((file) => file.includes(`/node_modules/${name}/`)), false, `${name} was loaded`);
     }
   });

@@ -52,7 +52,7 @@ describe('misspelled options', () => {
       new HttpsAgent({ servername: 'localhost', ca: 'x', rejectUnauthorized: true, maxCachedSessions: 1, noDelay: true,
         keepAliveInitialDelay: 1, localAddress: '127.0.0.1', family: 4, lookup: undefined,
         agentKeepAliveTimeoutBuffer: 1, sessionTimeout: 1, highWaterMark: 1 }).destroy();
-      new HttpAgent({ custom: 1, socketTimeout: 1, retries: 2, ttl: 3, agent: null }).destroy();
+      new HttpAgent({ custom: 1, socketTimeout: 1, retries: 2, agent: null }).destroy();
     `);
     assert.deepEqual(warnings, []);
   });

@@ -1,7 +1,8 @@
 'use strict';
 
 // What `npm publish` would ship: the runtime, its types, the ESM entry, the
-// README with the charts it shows, the CHANGELOG it links to and the LICENSE.
+// README, the docs/ pages and the CHANGELOG they link to, and the LICENSE;
+// no chart (the docs give the figures as text).
 // Nothing from test/ or example/, nor the benchmarks themselves. The tarball
 // is really packed and unpacked, and its README read as a user gets it.
 const assert = require('node:assert/strict');
@@ -10,7 +11,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const pkg = require('../package.json');
-const { danglingLinks, targets } = require('./support/markdown');
+const { danglingLinks } = require('./support/markdown');
 
 const root = path.join(__dirname, '..');
 
@@ -56,12 +57,11 @@ describe('package contents (npm pack)', function () {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('ships exactly the entry points (otel, retry, fetch and undici types too, fetch.mjs, undici.mjs), lib/, docs/fetch.md, README.md, CHANGELOG.md, the charts, LICENSE and package.json', () => {
+  it('ships exactly the entry points (otel, retry, fetch and undici types too, fetch.mjs, undici.mjs), lib/, README.md, docs/, CHANGELOG.md, LICENSE and package.json', () => {
     const expected = [
       'CHANGELOG.md',
       'LICENSE',
       'README.md',
-      'docs/fetch.md',
       'fetch.d.ts',
       'fetch.mjs',
       'index.d.ts',
@@ -73,18 +73,29 @@ describe('package contents (npm pack)', function () {
       'undici.d.ts',
       'undici.mjs',
       ...filesUnder('lib'),
-      ...filesUnder('benchmark/charts').filter((name) => name.endsWith('.svg')),
+      ...filesUnder('docs'),
     ].sort();
     assert.deepEqual(packed, expected);
   });
 
-  it('has no dangling link in the packed README or CHANGELOG: each resolves inside the package', () => {
-    for (const name of ['README.md', 'CHANGELOG.md']) {
+  it('has no dangling link in any packed Markdown file: each resolves, anchors too, inside the package', () => {
+    const documents = packed.filter((name) => name.endsWith('.md'));
+    assert.ok(documents.includes('README.md') && documents.includes('docs/options.md'), documents.join(', '));
+    for (const name of documents) {
       assert.deepEqual(danglingLinks(path.join(unpacked, name), unpacked), [], name);
     }
-    // The charts are what the README shows from the package.
-    const readme = fs.readFileSync(path.join(unpacked, 'README.md'), 'utf8');
-    assert.ok(targets(readme).filter((target) => target.startsWith('benchmark/charts/')).length >= 8);
+  });
+
+  it('matches what npm pack --dry-run lists', async () => {
+    const [manifest] = JSON.parse(await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], root));
+    assert.deepEqual(manifest.files.map((file) => file.path).sort(), packed);
+  });
+
+  it('says nothing of a repository it does not ship, nor of one it cannot link to', () => {
+    for (const name of packed.filter((file) => file.endsWith('.md') && file !== 'CHANGELOG.md')) {
+      const text = fs.readFileSync(path.join(unpacked, name), 'utf8');
+      assert.doesNotMatch(text, /in the repository/i, name);
+    }
   });
 
   it('ships every file that package.json points at', () => {

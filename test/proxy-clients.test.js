@@ -23,6 +23,9 @@ describe('proxy with real clients', () => {
   for (const name of CLIENT_NAMES) {
     describe(name, () => {
       const { keep, agentOf } = closeAfterEach();
+      beforeEach(function () {
+        if (clients[name] === null) this.skip(); // got 14 on Node 18: its engines ask for Node 20
+      });
 
       it(`${REQUESTS} requests to an https target through one tunnel`, async () => {
         const proxy = keep(await startProxy({ auth: { username: 'u', password: 'p w' } }));

@@ -12,6 +12,7 @@ const { closeAfterEach } = require('./support/cleanup');
 const { createResetServer } = require('./support/reset_server');
 const { loadRetryClients, RETRY_CLIENT_NAMES } = require('./support/retry_clients');
 const { gotRetryOptions, request, wrapFetch } = require('../lib/retry');
+const { importGot } = require('./support/got');
 const { delay } = require('./support/request');
 
 const IDLE = 30;
@@ -136,7 +137,7 @@ describe('steady-agent/retry: each form of call', () => {
   let got;
   let fetchV2;
   before(async () => {
-    got = (await import('got')).default;
+    got = await importGot();
     fetchV2 = require('node-fetch-2');
   });
 

@@ -175,8 +175,10 @@ for (const protocol of PROTOCOLS) {
       assert.deepEqual(agent.serverIdleTimeouts, {});
     });
 
-    it('a learned limit lowers a larger Keep-Alive hint too (smallest limit wins)', async () => {
-      // The server announces timeout=5 but closes after 700 ms idle.
+    it('a learned limit lowers a larger Keep-Alive hint too (smallest limit wins), once two closes agree', async () => {
+      // The server announces timeout=5 but closes after 700 ms idle. One
+      // close that far below the hint is more likely a restart: held; a
+      // second that agrees makes it the limit.
       const server = await createScriptedServer(protocol, {
         respond: () => rawResponse('ok', { 'Keep-Alive': 'timeout=5' }),
         idleTimeout: 700,
@@ -184,10 +186,14 @@ for (const protocol of PROTOCOLS) {
       servers.push(server);
       agent = createAgent(protocol, { serverTimeoutMargin: 200 });
       await learnFrom(server);
+      assert.deepEqual(agent.serverIdleTimeouts, {}, 'one close far below the hint is not a limit');
+      await learnFrom(server);
+      assert.equal(Object.keys(agent.serverIdleTimeouts).length, 1);
+      assert.equal(Object.values(agent.getStats().origins)[0].serverIdleTimeout.confidence, 'confirmed');
       await request(server.url('/'), { agent });
       await waitFor(() => freeCount(agent) === 1);
       await waitFor(() => freeCount(agent) === 0);
-      assert.equal(server.connections[1].closed, false, 'out of the pool before the server\'s 700 ms');
+      assert.equal(server.connections[2].closed, false, 'out of the pool before the server\'s 700 ms');
     });
   });
 }
@@ -388,10 +394,13 @@ for (const protocol of PROTOCOLS) {
     });
 
     // The server closes a connection when a request comes after it sat idle
-    // for 300 ms or more, as a server whose idle close crosses the request
-    // on the wire: the request fails before any byte of its response.
+    // for 300 ms or more, as a middlebox that drops idle connections without
+    // a word: the request fails before any byte of its response, and a probe
+    // sees nothing (it is still open at its bound). The first collision sets
+    // a tentative limit, the probe wrongly forgets it but holds it, and the
+    // next collision past it confirms it.
     for (const how of ['fin', 'reset']) {
-      it(`learns from the collision itself: one request lost, none after (server ${how})`, async () => {
+      it(`learns from the collisions themselves: at most two requests lost (server ${how})`, async () => {
         const lastReply = new Map();
         const server = await scripted({
           respond: (req, conn) => {
@@ -407,10 +416,11 @@ for (const protocol of PROTOCOLS) {
         agent = createAgent(protocol);
         assert.deepEqual(await steady(server, 1, 0), []);
         const failures = await steady(server, 6, 450);
-        assert.equal(failures.length, 1, `failures: ${failures.join(', ')}`);
+        assert.ok(failures.length >= 1 && failures.length <= 2, `failures: ${failures.join(', ')}`);
         assert.match(failures[0], /^1: (ECONNRESET|EPIPE|socket hang up)/);
         const [learned] = Object.values(agent.serverIdleTimeouts);
         assert.ok(learned >= 400, `learned ${learned} ms`);
+        assert.equal(Object.values(agent.getStats().origins)[0].serverIdleTimeout.confidence, 'confirmed');
       });
     }
 

@@ -1,12 +1,11 @@
 'use strict';
 
 // lib/socket_state.js without sockets: a socket's state, its phases and
-// transitions, and the free timeout lib/server_limits.js writes into it.
+// transitions.
 // The "socket" here is a plain object: the state's transitions touch none of
 // it.
 const assert = require('node:assert/strict');
 const { SocketState, PHASES, stateOf, attachState } = require('../lib/socket_state');
-const { freeTimeout } = require('../lib/server_limits');
 
 const agent = { name: 'an agent' };
 const entry = { origin: 'a:1:' };
@@ -58,8 +57,8 @@ describe('SocketState', () => {
     state.handBack();
     state.finishRequest();
     state.free(400, 500, 20);
-    state.probeBound = 1000;
-    state.startProbe();
+    state.startProbe(1000);
+    state.backToPool(1600);
     state.close('free-timeout');
     state.closedByServer();
     assert.deepEqual(Object.keys(state), keys);
@@ -204,10 +203,19 @@ describe('SocketState', () => {
   it('a probe is idle until its bound from the time it entered the pool', () => {
     const { state } = fresh();
     state.free(1000, 1300, 0);
-    state.probeBound = 4000;
-    assert.equal(state.startProbe(), 5000);
+    assert.equal(state.startProbe(4000), 5000);
     assert.equal(state.phase, PHASES.PROBE);
     assert.equal(state.idle, true);
+  });
+
+  it('a probe that outlived its limit goes back to the pool with a new deadline', () => {
+    const { state } = fresh();
+    state.free(1000, 1300, 0);
+    state.startProbe(450);
+    state.backToPool(5000);
+    assert.equal(state.phase, PHASES.FREE);
+    assert.equal(state.freeDeadline, 5000);
+    assert.equal(state.freedAt, 1000);
   });
 
   it('close() records the first reason, who closed it, and whether it was idle', () => {
@@ -240,54 +248,5 @@ describe('SocketState', () => {
     assert.equal(state.phase, PHASES.UPGRADED);
     assert.equal(state.closeReason, 'upgrade');
     assert.equal(state.idle, false);
-  });
-});
-
-describe('freeTimeout (lib/server_limits.js), into the state', () => {
-  it('freeSocketTimeout decides when nothing else is lower', () => {
-    const { state } = fresh();
-    assert.equal(freeTimeout(state, 4000, Infinity, undefined, 1000), 4000);
-    assert.equal(state.limitedBy, 'freeSocketTimeout');
-    assert.equal(state.probeBound, Infinity);
-  });
-
-  it('0 means no limit', () => {
-    const { state } = fresh();
-    assert.equal(freeTimeout(state, 0, Infinity, undefined, 1000), Infinity);
-    assert.equal(state.limitedBy, 'freeSocketTimeout');
-  });
-
-  it('the TTL left decides when it is lower', () => {
-    const { state } = fresh();
-    assert.equal(freeTimeout(state, 4000, 2500, undefined, 1000), 2500);
-    assert.equal(state.limitedBy, 'ttl');
-  });
-
-  it('the server hint less the margin decides when it is lower', () => {
-    const { state } = fresh();
-    state.hint({ timeout: 3 });
-    assert.equal(freeTimeout(state, 4000, Infinity, undefined, 1000), 2000);
-    assert.equal(state.limitedBy, 'hint');
-  });
-
-  it('the learned limit less its margin decides, and sets the probe bound', () => {
-    const { state } = fresh();
-    assert.equal(freeTimeout(state, 4000, Infinity, 300, 1000), 225);
-    assert.equal(state.limitedBy, 'learned');
-    assert.equal(state.probeBound, 4000);
-    // Unbounded otherwise: the probe waits a multiple of the limit, at least 10 s.
-    assert.equal(freeTimeout(state, 0, Infinity, 300, 1000), 225);
-    assert.equal(state.probeBound, 10000);
-    // The TTL bounds the probe too.
-    assert.equal(freeTimeout(state, 0, 6000, 300, 1000), 225);
-    assert.equal(state.probeBound, 6000);
-  });
-
-  it('a learned limit above the others decides nothing and clears the probe bound', () => {
-    const { state } = fresh();
-    freeTimeout(state, 4000, Infinity, 300, 1000);
-    assert.equal(freeTimeout(state, 1000, Infinity, 9000, 1000), 1000);
-    assert.equal(state.limitedBy, 'freeSocketTimeout');
-    assert.equal(state.probeBound, Infinity);
   });
 });

@@ -45,7 +45,7 @@ for (const protocol of PROTOCOLS) {
             errors: 0,
             timeouts: 0,
             closeReasons: {},
-            serverIdleTimeout: { announced: 30000, learned: null },
+            serverIdleTimeout: { announced: 30000, learned: null, confidence: null },
             queueWaitMs: { count: 0, sum: 0, max: 0 },
             queueFull: 0,
             queueTimeouts: 0,

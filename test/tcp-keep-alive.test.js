@@ -169,3 +169,79 @@ describe('TCP keep-alive probes from the moment a socket connects', () => {
     });
   }
 });
+
+// tcpKeepAlive: false with keepAlive on (the default): core asks for probes
+// at creation (net.connect's keepAlive option) and each time a socket enters
+// the pool (keepSocketAlive); none is left on, while the first request is in
+// flight, while the socket is free, and while it serves the next.
+describe('tcpKeepAlive: false turns probes off for the socket\'s whole life', () => {
+  before(function () {
+    if (!fs.existsSync('/proc/net/tcp')) this.skip();
+  });
+
+  const { keep, agentOf, agentFor } = closeAfterEach();
+
+  /** The OS's timer on the agent's one socket: active, then free, then active again. */
+  async function lifeOf(protocol, options) {
+    const server = keep(await createHoldingServer(protocol));
+    const agent = agentFor(protocol, options);
+    const timers = {};
+    const first = request(server.url('/hold'), { agent });
+    await waitFor(() => server.held === 1);
+    const socket = activeSocket(agent);
+    timers.active = (await timerOf(socket)).code;
+    server.release();
+    await first;
+    await waitFor(() => Object.values(agent.freeSockets).flat().length === 1);
+    timers.free = (await timerOf(socket)).code;
+    const second = request(server.url('/hold'), { agent });
+    await waitFor(() => server.held === 1);
+    assert.equal(activeSocket(agent), socket);
+    timers.reused = (await timerOf(socket)).code;
+    server.release();
+    await second;
+    return timers;
+  }
+
+  for (const protocol of PROTOCOLS) {
+    it(`${protocol.slice(0, -1)}: none while active, free or reused`, async () => {
+      const timers = await lifeOf(protocol, { tcpKeepAlive: false });
+      assert.notEqual(timers.active, KEEPALIVE_TIMER, JSON.stringify(timers));
+      assert.notEqual(timers.free, KEEPALIVE_TIMER, JSON.stringify(timers));
+      assert.notEqual(timers.reused, KEEPALIVE_TIMER, JSON.stringify(timers));
+    });
+
+    it(`${protocol.slice(0, -1)}: unset, probes stay on while active, free and reused, as before`, async () => {
+      const timers = await lifeOf(protocol, {});
+      assert.deepEqual(timers, { active: KEEPALIVE_TIMER, free: KEEPALIVE_TIMER, reused: KEEPALIVE_TIMER });
+    });
+
+    it(`${protocol.slice(0, -1)}: a subclass's own keepSocketAlive is kept, and probes stay off`, async () => {
+      let calls = 0;
+      const Base = protocol === 'https:' ? HttpsAgent : HttpAgent;
+      class Counting extends Base {
+        keepSocketAlive(socket) {
+          calls++;
+          return super.keepSocketAlive(socket);
+        }
+      }
+      const server = keep(await createHoldingServer(protocol));
+      const agent = agentOf(Counting, { tcpKeepAlive: false, ...(protocol === 'https:' ? { ca: fixtures.ca } : {}) });
+      const { socket } = await request(server.url('/'), { agent });
+      await waitFor(() => Object.values(agent.freeSockets).flat().length === 1);
+      assert.equal(calls, 1);
+      assert.notEqual((await timerOf(socket)).code, KEEPALIVE_TIMER);
+    });
+  }
+
+  it('an agent without tcpKeepAlive: false gets no keepSocketAlive of its own', () => {
+    for (const options of [{}, { tcpKeepAlive: true }]) {
+      const agent = new HttpAgent(options);
+      assert.equal(Object.hasOwn(agent, 'keepSocketAlive'), false);
+      agent.destroy();
+    }
+    const off = new HttpAgent({ tcpKeepAlive: false });
+    assert.equal(Object.hasOwn(off, 'keepSocketAlive'), true);
+    off.destroy();
+  });
+});

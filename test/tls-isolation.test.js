@@ -246,7 +246,9 @@ describe('TLS isolation', () => {
     });
 
     it('got (which passes it on every request) and https.get share one connection on one HttpsAgent', async () => {
-      const { 'got (agent: { http, https })': got } = await loadClients();
+      const clients = await loadClients();
+      // got 14 where Node allows it, else got 13.
+      const got = clients['got 14 (agent: { http, https })'] ?? clients['got 13 (agent: { http, https })'];
       const server = await newServer();
       const agent = newAgent({ ca: fixtures.ca });
       const viaHttps = () => new Promise((resolve, reject) => {

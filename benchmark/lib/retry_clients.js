@@ -2,7 +2,7 @@
 
 // The clients of steady-agent/retry, each as send(url, options) resolving
 // with { status, body }: plain http(s).request through the retry module's
-// request(), axios with axios-retry, got, node-fetch 2 and 3. options:
+// request(), axios with axios-retry, got (14, or 13 on Node 18), node-fetch 2 and 3. options:
 // { agent, method, headers, body, retry } where `retry` is the helpers'
 // settings ({ retries, delay, onRetry }). race.js and the tests
 // (test/retry.test.js, test/retry-race.test.js) drive them alike. got and
@@ -11,6 +11,7 @@
 const axios = require('axios');
 const axiosRetry = require('axios-retry').default;
 const fetchV2 = require('node-fetch-2');
+const { importGot } = require('./got');
 const { axiosRetryOptions, gotRetryOptions, wrapFetch, request } = require('steady-agent/retry');
 
 async function readBody(res) {
@@ -27,7 +28,7 @@ function fetchClient(fetch) {
 }
 
 async function loadRetryClients() {
-  const got = (await import('got')).default;
+  const got = await importGot();
   const fetchV3 = (await import('node-fetch')).default;
   return {
     'http.request (request())': async (url, { agent, method, headers, body, retry }) => {

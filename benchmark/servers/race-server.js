@@ -14,8 +14,11 @@
 // seconds (it announces `Keep-Alive: timeout=<hint>` itself).
 //
 // Calls: reset() returns the stats so far and starts new ones; drain() closes
-// every idle connection at once, as a restarting or draining server does
-// (server.closeIdleConnections()).
+// every idle connection at once, as a draining server does
+// (server.closeIdleConnections()); restart() closes every connection, idle or
+// not, as a deploy does (server.closeAllConnections()). A request for
+// /reset is read, then its connection destroyed without an answer (an
+// application error, a proxy's reset).
 const http = require('node:http');
 const net = require('node:net');
 const { readOptions, answerCalls, reportListening } = require('./child');
@@ -35,6 +38,7 @@ const RESPONSE = Buffer.from('HTTP/1.1 200 OK\r\n'
 // requests - usedConnections is the number of requests on reused sockets.
 let stats = { connections: 0, usedConnections: 0, requests: 0, idleCloses: 0 };
 const idle = new Set();
+const open = new Set();
 
 const kUsed = Symbol('used');
 
@@ -46,6 +50,10 @@ function nodeServer() {
       stats.usedConnections++;
     }
     req.resume();
+    if (req.url === '/reset') {
+      req.socket.destroy();
+      return;
+    }
     res.setHeader('content-type', 'text/plain');
     res.end(BODY);
   });
@@ -56,6 +64,7 @@ function nodeServer() {
 
 const server = options.node ? nodeServer() : net.createServer((socket) => {
   stats.connections++;
+  open.add(socket);
   socket.setNoDelay(true);
   let buffered = '';
   let idleTimer = null;
@@ -85,6 +94,10 @@ const server = options.node ? nodeServer() : net.createServer((socket) => {
       buffered = buffered.slice(end + 4);
       stats.requests++;
       if (served++ === 0) stats.usedConnections++;
+      if (head.startsWith('GET /reset ')) {
+        socket.destroy();
+        return;
+      }
       socket.write(RESPONSE);
       if (/^connection:\s*close/im.test(head)) {
         socket.end();
@@ -99,6 +112,7 @@ const server = options.node ? nodeServer() : net.createServer((socket) => {
   socket.on('error', () => {});
   socket.on('close', () => {
     idle.delete(socket);
+    open.delete(socket);
     if (idleTimer) clearTimeout(idleTimer);
   });
 });
@@ -117,6 +131,15 @@ answerCalls({
     const count = idle.size;
     for (const socket of idle) socket.closeIdle();
     idle.clear();
+    return count;
+  },
+  restart: () => {
+    if (options.node) {
+      server.closeAllConnections();
+      return null;
+    }
+    const count = open.size;
+    for (const socket of open) socket.closeIdle();
     return count;
   },
 });

@@ -9,8 +9,8 @@
 //     https_proxy, else HTTPS_PROXY (the lower-case name wins; an empty value
 //     counts as unset). There is no ALL_PROXY.
 //   - a value that does not start with `http://` or `https://` is ignored
-//     (no proxy), as in core; one that starts so but does not parse, or holds
-//     a line break, throws
+//     (no proxy), as in core, with a warning; one that starts so but does
+//     not parse, or holds a line break, throws
 //   - no_proxy, else NO_PROXY, in the syntax of ./no_proxy.js
 //
 // proxy-from-env (axios's choice) reads only process.env, adds ALL_PROXY,
@@ -35,10 +35,27 @@ function pick(env, [lower, upper]) {
 function readProxyEnv(env, protocol) {
   const proxy = pick(env, NAMES[protocol]);
   const noProxy = pick(env, ['no_proxy', 'NO_PROXY']);
-  return {
-    proxy: proxy !== undefined && isProxyUrl(proxy.value) ? proxy : undefined,
-    noProxy,
-  };
+  if (proxy !== undefined && !isProxyUrl(proxy.value)) {
+    warnIgnored(proxy, protocol);
+    return { proxy: undefined, noProxy };
+  }
+  return { proxy, noProxy };
+}
+
+const warned = new Set();
+
+// An ignored value is said once per variable and scheme per process: a
+// socks5:// proxy the caller expected to be used would otherwise be bypassed
+// without a word. The value itself is never repeated (credentials); only its
+// scheme, when it has one.
+function warnIgnored({ name, value }, protocol) {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1].toLowerCase();
+  const key = `${name} ${scheme}`;
+  if (warned.has(key)) return;
+  warned.add(key);
+  const what = scheme === undefined ? 'has no http:// or https:// scheme' : `is a ${scheme}: URL`;
+  process.emitWarning(`proxyEnv.${name} ${what}, and only http: and https: proxies are supported: `
+    + `it is ignored, and ${protocol.slice(0, -1)} requests go without a proxy.`, { code: 'STEADY_AGENT_PROXY_ENV_IGNORED' });
 }
 
 function isProxyUrl(value) {

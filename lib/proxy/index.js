@@ -21,6 +21,7 @@ const tls = require('node:tls');
 const { resolveProxy } = require('./options');
 const { bypasses } = require('./no_proxy');
 const { openTunnel, authority } = require('./tunnel');
+const { ProxyConnectionError, ConnectTimeoutError } = require('../errors');
 
 // The request's own timeout (the `timeout` request option) for the CONNECT
 // wait: Node 22+ puts it in createConnection's options itself, Node 18 and 20
@@ -188,12 +189,12 @@ class ProxyRoutes {
       keepAliveInitialDelay: options.keepAliveInitialDelay,
       noDelay: true,
     };
-    if (proxy.protocol === 'http:') return net.connect(connectOptions);
+    if (proxy.protocol === 'http:') return namingProxyInErrors(net.connect(connectOptions), proxy.origin, 'connect');
     connectOptions.servername = proxy.servername;
     connectOptions.ALPNProtocols = ['http/1.1'];
     const context = this.#context(options.ca);
     if (context !== undefined) connectOptions.secureContext = context;
-    return tls.connect(connectOptions);
+    return namingProxyInErrors(tls.connect(connectOptions), proxy.origin, 'secureConnect');
   }
 
   /**
@@ -213,6 +214,26 @@ class ProxyRoutes {
     this.#contexts.set(ca, context);
     return context;
   }
+}
+
+/**
+ * Until the connection to the proxy is up (`ready`), an error that ends it
+ * becomes a ProxyConnectionError: a bare ECONNREFUSED would not say that it
+ * was the proxy that refused. net and tls end a failed connection with
+ * destroy(err), whose error every 'error' listener (the request's included)
+ * receives; the socket's own destroy comes back once it is up. The connect
+ * timeout's error says what it waited for already.
+ */
+function namingProxyInErrors(socket, origin, ready) {
+  const destroy = socket.destroy;
+  socket.destroy = function destroyNamingProxy(err) {
+    if (err != null && !(err instanceof ConnectTimeoutError) && !(err instanceof ProxyConnectionError)) {
+      err = new ProxyConnectionError(origin, err);
+    }
+    return destroy.call(this, err);
+  };
+  socket.once(ready, () => { delete socket.destroy; });
+  return socket;
 }
 
 /** The tunnel's place in core's maps, given up for the TLS socket core adds. */

@@ -4,10 +4,10 @@
 // the proxy answers 2xx, TLS to the target over that connection. The TLS
 // socket is the one the agent pools, counts and hands to requests; the
 // connection under it lives and dies with it.
-const { performance } = require('node:perf_hooks');
 const { isIP } = require('node:net');
 const debug = require('debug')('steady-agent');
 const { ProxyTunnelError } = require('../errors');
+const clock = require('../clock');
 
 // A CONNECT answer is a status line and a few headers; more than this is not one.
 const MAX_HEAD = 16 * 1024;
@@ -27,13 +27,13 @@ function authority(host, port) {
  */
 function openTunnel(socket, { proxy, options, timeout, connectWatch, connectTls, done }) {
   const target = authority(options.host, options.port);
-  const started = debug.enabled ? performance.now() : 0;
+  const started = debug.enabled ? clock.now() : 0;
   let head = '';
   let settled = false;
 
   const log = (outcome) => {
     if (debug.enabled) {
-      debug('tunnel to %s through %s: %s in %s ms', target, proxy.origin, outcome, (performance.now() - started).toFixed(1));
+      debug('tunnel to %s through %s: %s in %d ms', target, proxy.origin, outcome, clock.roundMs(clock.now() - started));
     }
   };
 

@@ -27,21 +27,30 @@
 // - Idle limits: undici closes an idle socket itself after keepAliveTimeout
 //   (our freeSocketTimeout) or the server's hint less
 //   keepAliveTimeoutThreshold (our serverTimeoutMargin). A learned limit
-//   (lib/server_limits.js, from idle closes by the server and collisions)
-//   closes it sooner, by one lazy timer per socket, armed only for origins
-//   with a learned limit. Destroying an idle socket is safe for undici: it
-//   drops the client's connection and opens another for the next request.
+//   (lib/server_limits.js: the agent's rules, fed the same facts: idle
+//   closes by the server, collisions, faults, and the longest idle time
+//   after which a reused socket got its response) closes it sooner, by one
+//   lazy timer per socket, armed only for origins with a learned limit.
+//   Destroying an idle socket is safe for undici: it drops the client's
+//   connection and opens another for the next request.
+// - Trying a learned limit: undici cannot take an idle socket out of its
+//   pool, so no socket can stay open past the limit where no request gets
+//   it, as the agent's probe does. Instead the trial is one of time: the
+//   first socket to reach the limit starts it (atDeadline's 'probe'), and
+//   once probeBound has passed since that socket was freed with no server
+//   close or collision confirming the limit, it lapses (refute(..., probe)):
+//   forgotten, held, and tested by the next requests, which reuse sockets
+//   past it. A real limit shows again as a collision after longer idle,
+//   which confirms the held one; a one-off reset never does.
 //
-// Not here: probes of a learned limit (undici cannot take an idle socket out
-// of its pool, so a socket kept past the limit would be handed to a request),
-// socketActiveTTL, maxFreeSockets, proxies.
+// Not here: socketActiveTTL, maxFreeSockets, proxies.
 const dc = require('node:diagnostics_channel');
 const net = require('node:net');
 const tls = require('node:tls');
 // Every module of the agent this transport uses, in one place.
 const { normalizeOptions } = require('../options');
 const { OriginTable } = require('../stats');
-const { ServerLimits, idleAllowance } = require('../server_limits');
+const { ServerLimits, idleAllowance, atDeadline, capOf } = require('../server_limits');
 const { judgeFailure } = require('../stale_judgement');
 const { markError } = require('../stale_marks');
 const { parseKeepAlive } = require('../keep_alive_header');
@@ -144,7 +153,9 @@ class SocketState {
     this.serverClosed = false; // FIN from the server
     this.errored = false;
     this.closeReason = null; // ours, when we closed it
+    this.learnedFrom = false; // its close was weighed already
     this.deadline = Infinity; // when an idle socket goes, by a learned limit
+    this.allowedMs = Infinity; // the idle time that deadline allows
     this.timer = null;
   }
 
@@ -169,18 +180,30 @@ class SocketState {
     this.bytesReadWhenFreed = this.socket.bytesRead;
     const origin = this.origin;
     origin.stats.requests++;
-    // undici closes the socket itself after freeSocketTimeout, or, where the
-    // server hinted, after the hint less the margin: a timer of ours only
-    // where a shorter limit applies (a learned one, or freeSocketTimeout
-    // under a longer hint).
     const transport = origin.transport;
-    const learned = transport.limits.size === 0 ? undefined : transport.limits.peek(origin.name);
+    if (this.idleBeforeReuse > 0) transport.alive(this, at);
+    if (origin.trialEnd <= at) transport.lapse(origin, at);
+    this.arm();
+  }
+
+  /**
+   * Sets the idle socket's deadline. undici closes the socket itself after
+   * freeSocketTimeout, or, where the server hinted, after the hint less the
+   * margin: a timer of ours only where a shorter limit applies (a learned
+   * one, or freeSocketTimeout under a longer hint).
+   */
+  arm() {
+    const origin = this.origin;
+    const transport = origin.transport;
+    const cap = transport.limits.size === 0 ? undefined : capOf(transport.limits.peek(origin.name), origin.trialEnd !== Infinity);
     const hinted = this.hinted;
-    if (learned === undefined && (hinted === undefined || hinted - transport.margin <= transport.uncapped)) return;
-    const allowed = idleAllowance(transport.uncapped, hinted, learned, transport.margin);
+    this.allowedMs = Infinity;
+    if (cap === undefined && (hinted === undefined || hinted - transport.margin <= transport.uncapped)) return;
+    const allowed = idleAllowance(transport.uncapped, hinted, cap, transport.margin);
     if (allowed.limitedBy === 'hint' || (allowed.limitedBy === null && hinted === undefined)) return;
-    this.deadline = at + allowed.timeout;
-    if (this.timer === null) this.timer = setTimeout(idleCheck, Math.max(allowed.timeout, 1), this);
+    this.allowedMs = allowed.timeout;
+    this.deadline = this.freedAt + allowed.timeout;
+    if (this.timer === null) this.timer = setTimeout(idleCheck, Math.max(this.deadline - now(), 1), this);
   }
 
   /** Closes the socket now, for `reason` (the first reason given wins). */
@@ -192,29 +215,54 @@ class SocketState {
 
 // One lazy timer per socket: a socket busy again when it fires lets it go
 // (finished() arms the next); one still idle before its deadline waits on.
+// At the deadline, the limits as they are now decide (atDeadline): close
+// it, wait longer (a limit lapsed or is on trial), or close it and start the
+// origin's trial (see the header: the socket cannot be kept as a probe).
 function idleCheck(state) {
   state.timer = null;
-  if (state.active || state.socket.destroyed) return;
-  const left = state.deadline - now();
-  if (left > 0) state.timer = setTimeout(idleCheck, Math.max(left, 1), state);
-  else state.close(CLOSE_REASONS.FREE_TIMEOUT);
+  if (state.active || state.socket.destroyed || state.allowedMs === Infinity) return;
+  const at = now();
+  const left = state.deadline - at;
+  if (left > 0) {
+    state.timer = setTimeout(idleCheck, Math.max(left, 1), state);
+    return;
+  }
+  const origin = state.origin;
+  const transport = origin.transport;
+  if (origin.trialEnd <= at) transport.lapse(origin, at);
+  const record = transport.limits.size === 0 ? undefined : transport.limits.peek(origin.name);
+  const decision = atDeadline(transport.uncapped, state.hinted, record, origin.trialEnd !== Infinity, transport.margin, state.allowedMs);
+  if (decision.action === 'wait') {
+    state.arm();
+    return;
+  }
+  if (decision.action === 'probe') {
+    origin.trialFrom = state.freedAt;
+    origin.trialEnd = state.freedAt + decision.bound;
+  }
+  state.close(CLOSE_REASONS.FREE_TIMEOUT);
 }
 
 // Socket listeners, named: `this` is the socket.
+// An idle socket the server closed (a FIN, or a reset) is an observation,
+// unless bytes came while it was idle: a server that misbehaved says nothing
+// of when it closes idle sockets.
+function idleClose(state) {
+  if (!state.active && state.connected && state.requestsFinished > 0 && state.socket.bytesRead === state.bytesReadWhenFreed) {
+    state.origin.transport.observe(state, now() - state.freedAt, false);
+  }
+}
+
 function onSocketEnd() {
   const state = states.get(this);
+  if (!state.serverClosed && !state.errored) idleClose(state);
   state.serverClosed = true;
-  if (!state.active && state.requestsFinished > 0) state.origin.transport.observe(state, now() - state.freedAt, false);
 }
 
 function onSocketError() {
   const state = states.get(this);
-  if (!state.errored) {
-    state.errored = true;
-    if (!state.active && state.connected && state.requestsFinished > 0 && !state.serverClosed) {
-      state.origin.transport.observe(state, now() - state.freedAt, false);
-    }
-  }
+  if (!state.errored && !state.serverClosed) idleClose(state);
+  state.errored = true;
 }
 
 function onSocketClose() {
@@ -235,6 +283,12 @@ class Origin {
     this.inFlight = 0; // dispatched and not ended
     this.queued = 0; // of those, waiting for a socket
     this.stats = transport.stats.use(this.name, host, port);
+    // The longest idle time after which a reused socket got its response.
+    this.aliveMs = 0;
+    // The trial of the learned limit: when the socket that started it was
+    // freed, and when it ends (Infinity: none is on trial).
+    this.trialFrom = 0;
+    this.trialEnd = Infinity;
   }
 }
 
@@ -309,7 +363,10 @@ class Exchange {
       state.active = false;
       state.exchange = null;
       this.origin.stats.errors++;
-      if (!this.responded) this.transport.judge(state, this, err);
+      const collision = !this.responded && this.transport.judge(state, this, err);
+      // Failed as its connection closed, and not a collision: a fault (with
+      // other closes at once, a restart).
+      if (!collision && (state.serverClosed || state.errored)) this.transport.fault(state);
     }
     if (this.transport.resendBuffered && !this.resent && !this.responded && state !== null &&
         bufferedBody(this.opts.body) && isReplayable(err)) {
@@ -558,18 +615,69 @@ class Transport {
 
   /** The server closed `state`'s socket after `idleMs` idle: an observation (a collision when found by a request). */
   observe(state, idleMs, collision) {
-    if (!this.learn) return;
+    if (!this.learn || state.learnedFrom) return;
+    state.learnedFrom = true;
     const origin = state.origin;
-    const before = this.limits.peek(origin.name);
-    const outcome = this.limits.observe(origin.name, idleMs, now(), collision);
-    const after = this.limits.peek(origin.name);
-    if (after !== before) this.learned(origin, after, collision ? 'collision' : outcome);
+    const at = now();
+    const learned = this.limits.observe(origin.name, { idleMs, now: at, collision, hinted: state.hinted, aliveMs: origin.aliveMs });
+    if (learned.outcome === 'ignored') return;
+    if (learned.resetAlive) origin.aliveMs = 0;
+    this.report(origin, learned);
   }
 
-  learned(origin, ms, why) {
+  /** A request on `state`'s socket failed as it closed, not a collision. */
+  fault(state) {
+    if (!this.learn || state.learnedFrom || state.closeReason !== null) return;
+    state.learnedFrom = true;
+    const origin = state.origin;
+    const before = this.limits.limitOf(origin.name);
+    const learned = this.limits.fault(origin.name, now());
+    if (this.limits.limitOf(origin.name) !== before) this.report(origin, learned);
+  }
+
+  /** A request reused `state`'s socket after idleBeforeReuse ms and got its response. */
+  alive(state, at) {
+    const origin = state.origin;
+    const idle = state.idleBeforeReuse;
+    if (idle > origin.aliveMs) origin.aliveMs = idle;
+    if (this.limits.size === 0) return;
+    const refuted = this.limits.refute(origin.name, idle, at);
+    if (refuted !== null) this.report(origin, refuted);
+  }
+
+  /** The trial of `origin`'s limit is over with nothing confirming it: it lapses. */
+  lapse(origin, at) {
+    origin.trialEnd = Infinity;
+    if (this.limits.limitOf(origin.name) === undefined) return;
+    // As if the socket that started the trial were still open, idle since it was freed.
+    const refuted = this.limits.refute(origin.name, at - origin.trialFrom, at, true);
+    if (refuted !== null) this.report(origin, refuted);
+  }
+
+  /** What an observation did: stats, the event, and the idle sockets' deadlines. */
+  report(origin, learned) {
+    const record = this.limits.peek(origin.name);
+    const ms = record?.limit;
+    // A changed limit (or none) starts a new trial.
+    if (learned.outcome !== 'refused' && learned.outcome !== 'held') origin.trialEnd = Infinity;
     const stats = origin.stats;
     stats.learned = ms === undefined ? null : Math.round(ms);
-    if (events.serverIdleLimit.hasSubscribers) this.publish(events.serverIdleLimit, { ms: stats.learned, source: 'learned', why }, origin);
+    stats.confidence = ms === undefined ? null : (record.confirmed ? 'confirmed' : 'tentative');
+    if (events.serverIdleLimit.hasSubscribers) {
+      this.publish(events.serverIdleLimit, {
+        ms: stats.learned, source: 'learned', confidence: stats.confidence, outcome: learned.outcome, why: learned.why,
+      }, origin);
+    }
+    if (stats.learned === null) this.stats.settle(stats);
+    // A confirmed limit caps the idle sockets freed without it.
+    if (ms !== undefined && record.confirmed) {
+      for (const other of origin.sockets) {
+        if (other.active || !other.connected) continue;
+        if (other.timer !== null) clearTimeout(other.timer);
+        other.timer = null;
+        other.arm();
+      }
+    }
   }
 
   announced(origin, ms) {
@@ -577,10 +685,13 @@ class Transport {
     if (events.serverIdleLimit.hasSubscribers) this.publish(events.serverIdleLimit, { ms, source: 'announced' }, origin);
   }
 
-  /** The request of `exchange` failed on `state`'s socket: the agent's marks, learning, and the peers. */
+  /**
+   * The request of `exchange` failed on `state`'s socket: the agent's marks,
+   * learning, and the peers. Returns true for a collision (a stale socket).
+   */
   judge(state, exchange, err) {
     const at = now();
-    const limit = state.hinted ?? this.limits.peek(state.origin.name);
+    const limit = state.hinted ?? this.limits.limitOf(state.origin.name);
     const opts = exchange.opts;
     const marks = judgeFailure({
       requestsBefore: state.requestsFinished,
@@ -593,9 +704,9 @@ class Transport {
       idempotencyKey: headerValue(opts.headers, 'idempotency-key'),
       xIdempotencyKey: headerValue(opts.headers, 'x-idempotency-key'),
     });
-    if (marks === null) return;
+    if (marks === null) return false;
     markError(err, marks);
-    if (!marks.staleSocket) return;
+    if (!marks.staleSocket) return false;
     this.observe(state, marks.socketIdleMs, true);
     // The origin's idle sockets that sat at least as long are probably closed too.
     for (const other of state.origin.sockets) {
@@ -603,6 +714,7 @@ class Transport {
         other.close(CLOSE_REASONS.STALE_PEER);
       }
     }
+    return true;
   }
 
   /** `state`'s socket closed. */

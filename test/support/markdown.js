@@ -38,9 +38,17 @@ function danglingLinks(file, root) {
       if (!own.has(target.slice(1))) dangling.push(target);
       continue;
     }
-    const resolved = path.resolve(path.dirname(file), decodeURI(target.split('#')[0]));
+    const [pathPart, anchor] = target.split('#');
+    const resolved = path.resolve(path.dirname(file), decodeURI(pathPart));
     const inside = !path.relative(root, resolved).startsWith('..');
-    if (!inside || !fs.existsSync(resolved)) dangling.push(target);
+    if (!inside || !fs.existsSync(resolved)) {
+      dangling.push(target);
+      continue;
+    }
+    // An anchor into another Markdown document must be one of its headings.
+    if (anchor !== undefined && resolved.endsWith('.md') && !anchors(fs.readFileSync(resolved, 'utf8')).has(anchor)) {
+      dangling.push(target);
+    }
   }
   return dangling;
 }

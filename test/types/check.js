@@ -19,7 +19,8 @@
 //   consumer/                 the compiler's defaults (no "types", no "module"),
 //                             copied into a temporary project whose
 //                             node_modules/steady-agent links to this package.
-//   README.md                 every ```js block of the README, as JavaScript
+//   README.md, docs/*.md      every ```js block of the README and the docs
+//                             pages (but those marked not run), as JavaScript
 //                             checked by TypeScript (checkJs, strict but for
 //                             noImplicitAny, as a JavaScript file is written),
 //                             in a temporary folder here, so that the README's
@@ -30,6 +31,7 @@ const { execFile } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { codeBlocks, docsPages } = require('../support/snippets');
 
 const root = path.join(__dirname, '..', '..');
 const say = (line) => process.stdout.write(`${line}\n`);
@@ -47,10 +49,11 @@ const projects = [
   { readme: path.join(root, 'README.md') },
 ];
 
-/** The README's ```js blocks, each a file (.mjs where it imports), and a tsconfig over them. */
+/** The ```js blocks of the README and docs/, each a file (.mjs where it imports), and a tsconfig over them. */
 function readmeProject(readme) {
   const dir = fs.mkdtempSync(path.join(__dirname, '.readme-'));
-  const blocks = [...fs.readFileSync(readme, 'utf8').matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const blocks = [readme, ...docsPages()].flatMap((file) => codeBlocks(file))
+    .filter((block) => block.notRun === null).map((block) => block.code);
   const files = blocks.map((code, i) => {
     const file = `block-${i + 1}.${/^import /m.test(code) ? 'mjs' : 'cjs'}`;
     fs.writeFileSync(path.join(dir, file), code);

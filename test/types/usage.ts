@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
-import type { AgentStats, AgentStatus, CloseReason, ConnectTimeoutError, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats } from 'steady-agent';
+import type { AgentStats, AgentStatus, CloseReason, ConnectTimeoutError, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats, ProxyConnectionError } from 'steady-agent';
 import * as dns from 'node:dns';
 import axios from 'axios';
 
@@ -158,6 +158,12 @@ console.log(health, onConnectError(new Error('x')));
 const proxied = new HttpsAgent({ proxy: 'http://user:pass@proxy.internal:3128', noProxy: ['localhost', '.internal'] });
 new HttpAgent({ proxy: new URL('https://proxy.internal:8443'), noProxy: 'localhost,127.0.0.1' });
 new HttpsAgent({ proxyEnv: process.env });
+function onProxyError(err: Error): string | undefined {
+  if (err.name !== 'ProxyConnectionError') return undefined;
+  const refused = err as ProxyConnectionError;
+  return `${refused.code ?? 'unknown'} from ${refused.proxy}: ${refused.cause.message}`;
+}
+console.log(onProxyError(new Error('x')));
 new HttpAgent({ proxyEnv: { HTTP_PROXY: 'http://proxy:3128', NO_PROXY: '*' } });
 proxied.destroy();
 
