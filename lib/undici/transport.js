@@ -371,11 +371,25 @@ class Exchange {
     if (this.transport.resendBuffered && !this.resent && !this.responded && state !== null &&
         bufferedBody(this.opts.body) && isReplayable(err)) {
       this.resent = true;
-      this.transport.send(this.opts, this);
+      // After undici's own handling of the close: undici 7.30's Agent closes
+      // an origin's pool when its last connection goes, in the same tick,
+      // and a request sent to it now would end that pool's next socket.
+      queueMicrotask(() => this.resend(err));
       return true;
     }
     this.origin.inFlight--;
     return false;
+  }
+
+  /** Sends the request again; a dispatcher stopped meanwhile fails it with `err`, its first failure. */
+  resend(err) {
+    try {
+      if (this.transport.stopped) throw err;
+      this.transport.send(this.opts, this);
+    } catch (error) {
+      this.origin.inFlight--;
+      this.error(error);
+    }
   }
 
   /** Fails the request before undici started it (queueTimeout): the handler hears now, undici's abort comes at its start. */
@@ -513,6 +527,7 @@ class Transport {
     this.dispatcher = null;
     this.send = null; // undici's own dispatch, bound to the dispatcher
     this.closing = false;
+    this.stopped = false;
     this.connect = this.connect.bind(this);
     subscribe();
   }
@@ -771,8 +786,8 @@ class Transport {
 
   /** Everything of ours is gone: timers, dns, the channel subscription. */
   stop() {
-    if (this.send === null) return;
-    this.send = () => false;
+    if (this.send === null || this.stopped) return;
+    this.stopped = true;
     for (const origin of this.byName.values()) {
       for (const state of origin.sockets) {
         if (state.timer !== null) clearTimeout(state.timer);
