@@ -17,6 +17,8 @@ export interface SteadyFetch {
   getStats(): AgentStats;
   /** Closes the agents gracefully: requests in flight complete, then every socket closes. */
   close(): Promise<void>;
+  /** The dispatcher its events name as `agent`: what steady-agent/otel's `observeAgent` takes. */
+  readonly dispatcher: { getStats(): AgentStats };
 }
 
 /**

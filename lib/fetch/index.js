@@ -110,6 +110,8 @@ function createFetch(options) {
 
   fetch.getStats = () => transport.getStats();
   fetch.close = () => transport.close();
+  // The dispatcher the events name as `agent` (steady-agent/otel's observeAgent takes it).
+  fetch.dispatcher = transport;
   return fetch;
 }
 

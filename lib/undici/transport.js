@@ -72,6 +72,9 @@ const TLS_OPTIONS = Object.freeze([
   'privateKeyEngine', 'privateKeyIdentifier', 'checkServerIdentity', 'clientCertEngine', 'family', 'hints',
 ]);
 
+// The no-socket event's outcome per getStats() counter, as the agent names them.
+const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue' });
+
 // ---- the one channel, shared by every transport of the process ---------------
 
 // Held: on Node 18 a channel nobody holds may be collected with its subscribers.
@@ -167,7 +170,10 @@ class SocketState {
     exchange.state = this;
     this.requestStartedAt = at;
     this.idleBeforeReuse = this.requestsFinished > 0 ? at - this.freedAt : 0;
-    if (this.requestsFinished > 0) this.origin.stats.reusedRequests++;
+    if (this.requestsFinished > 0) {
+      this.origin.stats.reusedRequests++;
+      if (events.reuse.hasSubscribers) this.origin.transport.publish(events.reuse, {}, this.origin, this.socket);
+    }
   }
 
   /** Its request ended: idle from now, until the next or a limit. */
@@ -181,6 +187,7 @@ class SocketState {
     const origin = this.origin;
     origin.stats.requests++;
     const transport = origin.transport;
+    if (events.free.hasSubscribers) transport.publish(events.free, {}, origin, this.socket);
     if (this.idleBeforeReuse > 0) transport.alive(this, at);
     if (origin.trialEnd <= at) transport.lapse(origin, at);
     this.arm();
@@ -277,6 +284,7 @@ class Origin {
     this.transport = transport;
     this.key = key; // undici's origin, as the requests name it
     this.name = `${host}:${port}:`; // the agent's pool name
+    this.scheme = key.startsWith('https:') ? 'https' : 'http';
     this.host = host;
     this.port = port;
     this.sockets = new Set();
@@ -319,8 +327,10 @@ class Exchange {
 
   dequeued() {
     const origin = this.origin;
+    const waitedMs = now() - this.queuedAt;
     origin.queued--;
-    origin.stats.waited(now() - this.queuedAt);
+    origin.stats.waited(waitedMs);
+    if (events.dequeued.hasSubscribers) this.transport.publish(events.dequeued, { waitedMs }, origin);
     this.queuedAt = 0;
     if (this.queueTimer !== null) {
       clearTimeout(this.queueTimer);
@@ -355,7 +365,7 @@ class Exchange {
     this.state = null;
     if (this.queuedAt !== 0) {
       this.origin.queued--;
-      this.origin.stats.noSocket('leftQueue', now() - this.queuedAt);
+      this.transport.noSocket(this.origin, 'leftQueue', now() - this.queuedAt);
       this.queuedAt = 0;
       clearTimeout(this.queueTimer);
     }
@@ -404,7 +414,7 @@ function queueTimedOut(exchange) {
   exchange.queueTimer = null;
   const origin = exchange.origin;
   origin.queued--;
-  origin.stats.noSocket('queueTimeouts', now() - exchange.queuedAt);
+  origin.transport.noSocket(origin, 'queueTimeouts', now() - exchange.queuedAt);
   exchange.queuedAt = 0;
   exchange.failEarly(new QueueTimeoutError(exchange.transport.queueTimeout));
 }
@@ -569,7 +579,7 @@ class Transport {
       : new LegacyExchange(this, opts, handler, origin);
     if (origin.inFlight >= this.maxSockets) {
       if (origin.queued >= this.maxQueue) {
-        origin.stats.noSocket('queueFull', null);
+        this.noSocket(origin, 'queueFull', null);
         exchange.error(new QueueFullError(this.maxQueue));
         return true;
       }
@@ -757,11 +767,18 @@ class Transport {
     this.stats.settle(stats);
   }
 
+  /** A request left without a socket: its counter, and the no-socket event (outcome as the agent names it). */
+  noSocket(origin, counter, waitedMs) {
+    origin.stats.noSocket(counter, waitedMs);
+    if (events.noSocket.hasSubscribers) this.publish(events.noSocket, { outcome: NO_SOCKET_OUTCOMES[counter], waitedMs: waitedMs ?? 0 }, origin);
+  }
+
   publish(channel, message, origin, socket) {
     message.agent = this.dispatcher;
     message.origin = origin.name;
     message.host = origin.host;
     message.port = origin.port;
+    message.scheme = origin.scheme;
     if (socket !== undefined) message.socket = socket;
     channel.publish(message);
   }
