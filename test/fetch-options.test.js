@@ -105,7 +105,7 @@ describe('steady-agent/fetch: the agent\'s options apply', () => {
       dc.unsubscribe('steady-agent:socket:create', listener);
     }
     assert.equal(seen.length, 1);
-    // The bundled undici's Agent, subclassed: the native transport (lib/undici/transport.js).
+    // The bundled undici's Agent, subclassed: the native transport (lib/undici/dispatcher.js).
     assert.equal(seen[0].agent.constructor.name, 'SteadyFetchDispatcher');
     assert.equal(seen[0].host, '127.0.0.1');
   });

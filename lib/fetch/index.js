@@ -8,7 +8,7 @@
 //
 // The dispatcher is, where we can reach it, a subclass of the bundled
 // undici's own Agent class over steady-agent's transport
-// (lib/undici/transport.js). No module exports that class: it is the
+// (lib/undici/dispatcher.js). No module exports that class: it is the
 // constructor of the global dispatcher the bundled undici installs when
 // fetch first runs (globalThis[Symbol.for('undici.globalDispatcher.2')] on
 // undici 7.? and 8, '.1' before; checked on Node 18.20, 20.20, 22.23, 24.21
@@ -28,7 +28,7 @@ const { AgentDispatch } = require('./adapter');
 const { callReplayable, signalAborted } = require('./replay');
 // Every module of the agent this file uses, in one place.
 const { isReplayable } = require('../retry');
-const { transportClass } = require('../undici/transport');
+const { transportClass } = require('../undici/dispatcher');
 
 // Taken once: a caller who later sets globalThis.fetch to ours must not loop.
 const nativeFetch = globalThis.fetch;

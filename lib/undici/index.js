@@ -3,7 +3,7 @@
 // `steady-agent/undici`: createDispatcher(undici, options), an `Agent` of
 // the caller's own undici (a subclass, so its request, stream, pipeline,
 // fetch, compose and setGlobalDispatcher take it) whose sockets and requests
-// go through steady-agent's transport (./transport.js). Requests whose body
+// go through steady-agent's transport (./dispatcher.js). Requests whose body
 // is absent, a string or bytes are sent once more, at once, after a failure
 // marked replayable; undici's fetch hands bodies over as async iterables, so
 // a fetch with a body is not.
@@ -15,7 +15,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 // Every module of the agent this file uses, in one place.
 const { UnsupportedUndiciError } = require('../errors');
-const { transportClass } = require('./transport');
+const { transportClass } = require('./dispatcher');
 
 const SUPPORTED = new Set([6, 7, 8]);
 

@@ -1,66 +1,32 @@
 'use strict';
 
-// The native transport of both front doors: a subclass of an undici `Agent`
-// class (the caller's npm undici for steady-agent/undici, the bundled one
-// Node's fetch uses for steady-agent/fetch) whose sockets we make ourselves,
-// through undici's `connect` option. undici keeps its own pools, parser and
-// queue; we add, per request, one handler wrapper, and per socket, one state
-// object. What we know and what we do:
-//
-// - A socket's life: made in connect() (dns, connectTimeout, TCP keep-alive);
-//   active from the moment undici writes a request on it (the
-//   `undici:client:sendHeaders` channel, the only channel we subscribe to:
-//   it names the socket); idle from the request's end (the wrapper's
-//   onComplete / onResponseEnd); closed (its 'close', with the reason read
-//   from what we saw: the server's FIN or an error, our own close, undici's
-//   idle timeout).
-// - The request a socket serves: undici calls the handler's onConnect /
-//   onRequestStart and then, synchronously and on the same socket, publishes
-//   sendHeaders; the wrapper leaves itself in `starting` in between (checked
-//   on undici 5.28 to 8).
-// - A failure: undici hands the same error to the wrapper before any handler
-//   of the caller's sees it: the wrapper judges it (lib/stale_judgement.js,
-//   the agent's rule), marks it as the agent marks its errors, learns from a
-//   collision, closes the origin's peers that idled as long, and, where the
-//   dispatcher resends, sends a replayable request with a buffered body once
-//   more before the caller hears of the failure.
-// - Idle limits: undici closes an idle socket itself after keepAliveTimeout
-//   (our freeSocketTimeout) or the server's hint less
-//   keepAliveTimeoutThreshold (our serverTimeoutMargin). A learned limit
-//   (lib/server_limits.js: the agent's rules, fed the same facts: idle
-//   closes by the server, collisions, faults, and the longest idle time
-//   after which a reused socket got its response) closes it sooner, by one
-//   lazy timer per socket, armed only for origins with a learned limit.
-//   Destroying an idle socket is safe for undici: it drops the client's
-//   connection and opens another for the next request.
-// - Trying a learned limit: undici cannot take an idle socket out of its
-//   pool, so no socket can stay open past the limit where no request gets
-//   it, as the agent's probe does. Instead the trial is one of time: the
-//   first socket to reach the limit starts it (atDeadline's 'probe'), and
-//   once probeBound has passed since that socket was freed with no server
-//   close or collision confirming the limit, it lapses (refute(..., probe)):
-//   forgotten, held, and tested by the next requests, which reuse sockets
-//   past it. A real limit shows again as a collision after longer idle,
-//   which confirms the held one; a one-off reset never does.
+// The transport: the state of one dispatcher (options, origins, the sockets
+// of each, what was learned) and what it does with it. undici keeps its own
+// pools, parser and queue; we add, per request, one handler wrapper
+// (./exchange.js), and per socket, one state object (./socket_state.js),
+// both given this transport as an instance. Here: the sockets we make
+// (undici's `connect` option), the queue bounds, the agent's learning and
+// stale judgement applied to what the wrappers and states report, the close
+// reasons, events and getStats(). The class over undici's Agent is
+// ./dispatcher.js.
 //
 // Not here: socketActiveTTL, maxFreeSockets, proxies.
-const dc = require('node:diagnostics_channel');
 const net = require('node:net');
 const tls = require('node:tls');
+const { subscribe, unsubscribe, track } = require('./channel');
+const { SocketState, listen } = require('./socket_state');
+const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue } = require('./exchange');
 // Every module of the agent this transport uses, in one place.
 const { normalizeOptions } = require('../options/normalize');
 const { OriginTable } = require('../observe/stats');
 const { ServerLimits } = require('../policy/server_limits');
-const { idleAllowance, atDeadline, capOf } = require('../policy/free_timeout');
 const { judgeFailure } = require('../policy/stale_judgement');
 const { markError } = require('../agent/stale_marks');
-const { parseKeepAlive } = require('../policy/keep_alive_header');
 const { ConnectTimeout } = require('../connect/connect_timeout');
 const { now } = require('../timers/clock');
-const { isReplayable } = require('../retry');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { channels: events, publish } = require('../observe/channels');
-const { QueueFullError, QueueTimeoutError, UnsupportedRequestError } = require('../errors');
+const { QueueFullError, UnsupportedRequestError } = require('../errors');
 
 // undici's keepAliveTimeout where freeSocketTimeout is 0 (no limit), and its
 // keepAliveMaxTimeout: the longest a server's hint may keep a socket.
@@ -76,208 +42,6 @@ const TLS_OPTIONS = Object.freeze([
 // The no-socket event's outcome per getStats() counter, as the agent names them.
 const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue' });
 
-// ---- the one channel, shared by every transport of the process ---------------
-
-// Held: on Node 18 a channel nobody holds may be collected with its subscribers.
-const sendHeaders = dc.channel('undici:client:sendHeaders');
-const states = new WeakMap(); // our sockets -> SocketState
-let subscribers = 0;
-// The wrapper whose request undici is about to write (set in its onConnect).
-let starting = null;
-
-function onSendHeaders(message) {
-  const state = states.get(message.socket);
-  if (state === undefined) return;
-  const exchange = starting;
-  starting = null;
-  if (exchange !== null) state.started(exchange);
-}
-
-function subscribe() {
-  if (subscribers++ === 0) dc.subscribe(sendHeaders.name, onSendHeaders);
-}
-
-function unsubscribe() {
-  if (--subscribers === 0) dc.unsubscribe(sendHeaders.name, onSendHeaders);
-}
-
-// ---- bodies and headers ---------------------------------------------------------
-
-/** A body undici can write again as it is: none, a string or bytes. */
-function bufferedBody(body) {
-  return body === undefined || body === null || typeof body === 'string' || ArrayBuffer.isView(body) || body instanceof ArrayBuffer;
-}
-
-/** A request header's value, from any of the forms undici takes (object, flat array, iterable of pairs). */
-function headerValue(headers, lower) {
-  if (headers == null) return undefined;
-  if (Array.isArray(headers)) {
-    if (headers.length > 0 && Array.isArray(headers[0])) {
-      for (const [name, value] of headers) if (String(name).toLowerCase() === lower) return value;
-      return undefined;
-    }
-    for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === lower) return headers[i + 1];
-    return undefined;
-  }
-  if (typeof headers[Symbol.iterator] === 'function') {
-    for (const [name, value] of headers) if (String(name).toLowerCase() === lower) return value;
-    return undefined;
-  }
-  for (const name in headers) if (name.toLowerCase() === lower) return headers[name];
-  return undefined;
-}
-
-/** `keep-alive` from undici's raw response headers (Buffers or strings), or undefined. */
-function rawKeepAlive(raw) {
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    if (name.length === 10 && name.toString().toLowerCase() === 'keep-alive') return raw[i + 1].toString();
-  }
-  return undefined;
-}
-
-// ---- one socket -------------------------------------------------------------------
-
-class SocketState {
-  constructor(origin, socket, secure) {
-    this.origin = origin;
-    this.socket = socket;
-    this.secure = secure;
-    this.createdAt = now();
-    this.connectMs = 0;
-    this.connected = false;
-    this.active = false;
-    this.requestsFinished = 0;
-    this.freedAt = this.createdAt;
-    this.idleBeforeReuse = 0;
-    this.requestStartedAt = 0;
-    this.bytesReadWhenFreed = 0;
-    this.hinted = undefined; // ms, the server's Keep-Alive timeout
-    this.exchange = null; // the request it serves
-    this.serverClosed = false; // FIN from the server
-    this.errored = false;
-    this.closeReason = null; // ours, when we closed it
-    this.learnedFrom = false; // its close was weighed already
-    this.deadline = Infinity; // when an idle socket goes, by a learned limit
-    this.allowedMs = Infinity; // the idle time that deadline allows
-    this.timer = null;
-  }
-
-  /** undici wrote `exchange`'s request on the socket. */
-  started(exchange) {
-    const at = now();
-    this.active = true;
-    this.exchange = exchange;
-    exchange.state = this;
-    this.requestStartedAt = at;
-    this.idleBeforeReuse = this.requestsFinished > 0 ? at - this.freedAt : 0;
-    if (this.requestsFinished > 0) {
-      this.origin.stats.reusedRequests++;
-      if (events.reuse.hasSubscribers) this.origin.transport.publish(events.reuse, {}, this.origin, this.socket);
-    }
-  }
-
-  /** Its request ended: idle from now, until the next or a limit. */
-  finished() {
-    const at = now();
-    this.active = false;
-    this.exchange = null;
-    this.requestsFinished++;
-    this.freedAt = at;
-    this.bytesReadWhenFreed = this.socket.bytesRead;
-    const origin = this.origin;
-    origin.stats.requests++;
-    const transport = origin.transport;
-    if (events.free.hasSubscribers) transport.publish(events.free, {}, origin, this.socket);
-    if (this.idleBeforeReuse > 0) transport.alive(this, at);
-    if (origin.trialEnd <= at) transport.lapse(origin, at);
-    this.arm();
-  }
-
-  /**
-   * Sets the idle socket's deadline. undici closes the socket itself after
-   * freeSocketTimeout, or, where the server hinted, after the hint less the
-   * margin: a timer of ours only where a shorter limit applies (a learned
-   * one, or freeSocketTimeout under a longer hint).
-   */
-  arm() {
-    const origin = this.origin;
-    const transport = origin.transport;
-    const cap = transport.limits.size === 0 ? undefined : capOf(transport.limits.peek(origin.name), origin.trialEnd !== Infinity);
-    const hinted = this.hinted;
-    this.allowedMs = Infinity;
-    if (cap === undefined && (hinted === undefined || hinted - transport.margin <= transport.uncapped)) return;
-    const allowed = idleAllowance(transport.uncapped, hinted, cap, transport.margin);
-    if (allowed.limitedBy === 'hint' || (allowed.limitedBy === null && hinted === undefined)) return;
-    this.allowedMs = allowed.timeout;
-    this.deadline = this.freedAt + allowed.timeout;
-    if (this.timer === null) this.timer = setTimeout(idleCheck, Math.max(this.deadline - now(), 1), this);
-  }
-
-  /** Closes the socket now, for `reason` (the first reason given wins). */
-  close(reason) {
-    this.closeReason ??= reason;
-    this.socket.destroy();
-  }
-}
-
-// One lazy timer per socket: a socket busy again when it fires lets it go
-// (finished() arms the next); one still idle before its deadline waits on.
-// At the deadline, the limits as they are now decide (atDeadline): close
-// it, wait longer (a limit lapsed or is on trial), or close it and start the
-// origin's trial (see the header: the socket cannot be kept as a probe).
-function idleCheck(state) {
-  state.timer = null;
-  if (state.active || state.socket.destroyed || state.allowedMs === Infinity) return;
-  const at = now();
-  const left = state.deadline - at;
-  if (left > 0) {
-    state.timer = setTimeout(idleCheck, Math.max(left, 1), state);
-    return;
-  }
-  const origin = state.origin;
-  const transport = origin.transport;
-  if (origin.trialEnd <= at) transport.lapse(origin, at);
-  const record = transport.limits.size === 0 ? undefined : transport.limits.peek(origin.name);
-  const decision = atDeadline(transport.uncapped, state.hinted, record, origin.trialEnd !== Infinity, transport.margin, state.allowedMs);
-  if (decision.action === 'wait') {
-    state.arm();
-    return;
-  }
-  if (decision.action === 'probe') {
-    origin.trialFrom = state.freedAt;
-    origin.trialEnd = state.freedAt + decision.bound;
-  }
-  state.close(CLOSE_REASONS.FREE_TIMEOUT);
-}
-
-// Socket listeners, named: `this` is the socket.
-// An idle socket the server closed (a FIN, or a reset) is an observation,
-// unless bytes came while it was idle: a server that misbehaved says nothing
-// of when it closes idle sockets.
-function idleClose(state) {
-  if (!state.active && state.connected && state.requestsFinished > 0 && state.socket.bytesRead === state.bytesReadWhenFreed) {
-    state.origin.transport.observe(state, now() - state.freedAt, false);
-  }
-}
-
-function onSocketEnd() {
-  const state = states.get(this);
-  if (!state.serverClosed && !state.errored) idleClose(state);
-  state.serverClosed = true;
-}
-
-function onSocketError() {
-  const state = states.get(this);
-  if (!state.errored && !state.serverClosed) idleClose(state);
-  state.errored = true;
-}
-
-function onSocketClose() {
-  const state = states.get(this);
-  state.origin.transport.closed(state);
-}
-
 // ---- one origin ---------------------------------------------------------------------
 
 class Origin {
@@ -288,7 +52,7 @@ class Origin {
     this.scheme = key.startsWith('https:') ? 'https' : 'http';
     this.host = host;
     this.port = port;
-    this.sockets = new Set();
+    this.connections = new Set(); // its SocketStates
     this.inFlight = 0; // dispatched and not ended
     this.queued = 0; // of those, waiting for a socket
     this.stats = transport.stats.use(this.name, host, port);
@@ -298,216 +62,6 @@ class Origin {
     // freed, and when it ends (Infinity: none is on trial).
     this.trialFrom = 0;
     this.trialEnd = Infinity;
-  }
-}
-
-// ---- one request ---------------------------------------------------------------------
-
-/** What both handler protocols' wrappers share: the request's facts and our judgement of its failure. */
-class Exchange {
-  constructor(transport, opts, handler, origin) {
-    this.transport = transport;
-    this.opts = opts;
-    this.handler = handler;
-    this.origin = origin;
-    this.state = null; // the socket's, once undici wrote the request
-    this.responded = false;
-    this.resent = false;
-    this.queuedAt = 0;
-    this.queueTimer = null;
-    this.failed = null; // an error we gave the handler before undici started the request
-  }
-
-  /** undici is about to write the request; false when we already failed it. */
-  starting() {
-    if (this.queuedAt !== 0) this.dequeued();
-    if (this.failed !== null) return false;
-    starting = this;
-    return true;
-  }
-
-  dequeued() {
-    const origin = this.origin;
-    const waitedMs = now() - this.queuedAt;
-    origin.queued--;
-    origin.stats.waited(waitedMs);
-    if (events.dequeued.hasSubscribers) this.transport.publish(events.dequeued, { waitedMs }, origin);
-    this.queuedAt = 0;
-    if (this.queueTimer !== null) {
-      clearTimeout(this.queueTimer);
-      this.queueTimer = null;
-    }
-  }
-
-  headers(raw, keepAlive) {
-    this.responded = true;
-    const state = this.state;
-    if (state === null) return;
-    const hint = keepAlive === undefined ? undefined : parseKeepAlive(keepAlive)?.timeout;
-    const ms = hint === undefined ? undefined : hint * 1000;
-    state.hinted = ms;
-    const stats = this.origin.stats;
-    if (stats.announced !== (ms ?? null)) this.transport.announced(this.origin, ms ?? null);
-  }
-
-  /** The response ended. */
-  ended() {
-    this.origin.inFlight--;
-    const state = this.state;
-    if (state !== null) state.finished();
-  }
-
-  /**
-   * The request failed with `err`: marks it when it met a reused socket, and
-   * returns true when it was sent again instead of reaching the handler.
-   */
-  failedWith(err) {
-    const state = this.state;
-    this.state = null;
-    if (this.queuedAt !== 0) {
-      this.origin.queued--;
-      this.transport.noSocket(this.origin, 'leftQueue', now() - this.queuedAt);
-      this.queuedAt = 0;
-      clearTimeout(this.queueTimer);
-    }
-    if (state !== null) {
-      state.active = false;
-      state.exchange = null;
-      this.origin.stats.errors++;
-      const collision = !this.responded && this.transport.judge(state, this, err);
-      // Failed as its connection closed, and not a collision: a fault (with
-      // other closes at once, a restart).
-      if (!collision && (state.serverClosed || state.errored)) this.transport.fault(state);
-    }
-    if (this.transport.resendBuffered && !this.resent && !this.responded && state !== null &&
-        bufferedBody(this.opts.body) && isReplayable(err)) {
-      this.resent = true;
-      // After undici's own handling of the close: undici 7.30's Agent closes
-      // an origin's pool when its last connection goes, in the same tick,
-      // and a request sent to it now would end that pool's next socket.
-      queueMicrotask(() => this.resend(err));
-      return true;
-    }
-    this.origin.inFlight--;
-    return false;
-  }
-
-  /** Sends the request again; a dispatcher stopped meanwhile fails it with `err`, its first failure. */
-  resend(err) {
-    try {
-      if (this.transport.stopped) throw err;
-      this.transport.send(this.opts, this);
-    } catch (error) {
-      this.origin.inFlight--;
-      this.error(error);
-    }
-  }
-
-  /** Fails the request before undici started it (queueTimeout): the handler hears now, undici's abort comes at its start. */
-  failEarly(err) {
-    this.failed = err;
-    this.origin.inFlight--;
-    this.error(err);
-  }
-}
-
-function queueTimedOut(exchange) {
-  exchange.queueTimer = null;
-  const origin = exchange.origin;
-  origin.queued--;
-  origin.transport.noSocket(origin, 'queueTimeouts', now() - exchange.queuedAt);
-  exchange.queuedAt = 0;
-  exchange.failEarly(new QueueTimeoutError(exchange.transport.queueTimeout));
-}
-
-/** A wrapper for a handler of undici's first protocol (onConnect, onHeaders, onData, onComplete, onError). */
-class LegacyExchange extends Exchange {
-  onConnect(abort, context) {
-    if (!this.starting()) {
-      abort(this.failed);
-      return;
-    }
-    return this.handler.onConnect?.(abort, context);
-  }
-
-  onResponseStarted() {
-    return this.handler.onResponseStarted?.();
-  }
-
-  onBodySent(chunk) {
-    return this.handler.onBodySent?.(chunk);
-  }
-
-  onRequestSent() {
-    return this.handler.onRequestSent?.();
-  }
-
-  onHeaders(statusCode, rawHeaders, resume, statusText) {
-    this.headers(rawHeaders, rawKeepAlive(rawHeaders));
-    return this.handler.onHeaders(statusCode, rawHeaders, resume, statusText);
-  }
-
-  onData(chunk) {
-    return this.handler.onData(chunk);
-  }
-
-  onComplete(trailers) {
-    this.ended();
-    return this.handler.onComplete(trailers);
-  }
-
-  onError(err) {
-    if (this.failed !== null) return;
-    if (this.failedWith(err)) return;
-    this.handler.onError(err);
-  }
-
-  error(err) {
-    this.handler.onError(err);
-  }
-}
-
-/** A wrapper for a handler of undici's controller protocol (onRequestStart ... onResponseError). */
-class ControllerExchange extends Exchange {
-  onRequestStart(controller, context) {
-    if (!this.starting()) {
-      controller.abort(this.failed);
-      return;
-    }
-    return this.handler.onRequestStart?.(controller, context);
-  }
-
-  onResponseStarted() {
-    return this.handler.onResponseStarted?.();
-  }
-
-  onRequestSent() {
-    return this.handler.onRequestSent?.();
-  }
-
-  onResponseStart(controller, statusCode, headers, statusText) {
-    const keepAlive = headers['keep-alive'];
-    this.headers(null, Array.isArray(keepAlive) ? keepAlive[0] : keepAlive);
-    return this.handler.onResponseStart?.(controller, statusCode, headers, statusText);
-  }
-
-  onResponseData(controller, chunk) {
-    return this.handler.onResponseData?.(controller, chunk);
-  }
-
-  onResponseEnd(controller, trailers) {
-    this.ended();
-    return this.handler.onResponseEnd?.(controller, trailers);
-  }
-
-  onResponseError(controller, err) {
-    if (this.failed !== null) return;
-    if (this.failedWith(err)) return;
-    this.handler.onResponseError?.(controller, err);
-  }
-
-  error(err) {
-    this.handler.onResponseError?.(null, err);
   }
 }
 
@@ -612,15 +166,13 @@ class Transport {
       socket = net.connect(connectOptions);
     }
     const state = new SocketState(origin, socket, secure);
-    states.set(socket, state);
-    origin.sockets.add(state);
+    track(socket, state);
+    origin.connections.add(state);
     origin.stats.socketsCreated++;
     if (this.dns !== null) this.dns.track(host);
     socket.setNoDelay(true);
     if (options.tcpKeepAlive) socket.setKeepAlive(true, options.keepAliveMsecs);
-    socket.on('end', onSocketEnd);
-    socket.on('error', onSocketError);
-    socket.on('close', onSocketClose);
+    listen(socket);
     this.connectTimeout?.watch(socket);
     const ready = () => {
       socket.removeListener('error', failed);
@@ -697,7 +249,7 @@ class Transport {
     if (stats.learned === null) this.stats.settle(stats);
     // A confirmed limit caps the idle sockets freed without it.
     if (ms !== undefined && record.confirmed) {
-      for (const other of origin.sockets) {
+      for (const other of origin.connections) {
         if (other.active || !other.connected) continue;
         if (other.timer !== null) clearTimeout(other.timer);
         other.timer = null;
@@ -735,7 +287,7 @@ class Transport {
     if (!marks.staleSocket) return false;
     this.observe(state, marks.socketIdleMs, true);
     // The origin's idle sockets that sat at least as long are probably closed too.
-    for (const other of state.origin.sockets) {
+    for (const other of state.origin.connections) {
       if (other !== state && !other.active && other.connected && at - other.freedAt >= marks.socketIdleMs) {
         other.close(CLOSE_REASONS.STALE_PEER);
       }
@@ -750,7 +302,7 @@ class Transport {
       state.timer = null;
     }
     const origin = state.origin;
-    origin.sockets.delete(state);
+    origin.connections.delete(state);
     if (this.dns !== null) this.dns.untrack(origin.host);
     let reason = state.closeReason;
     if (reason === null) {
@@ -790,7 +342,7 @@ class Transport {
     for (const origin of new Set(this.byName.values())) {
       let active = 0;
       let free = 0;
-      for (const state of origin.sockets) {
+      for (const state of origin.connections) {
         if (state.active) active++;
         else if (state.connected) free++;
       }
@@ -807,7 +359,7 @@ class Transport {
     if (this.send === null || this.stopped) return;
     this.stopped = true;
     for (const origin of this.byName.values()) {
-      for (const state of origin.sockets) {
+      for (const state of origin.connections) {
         if (state.timer !== null) clearTimeout(state.timer);
         state.timer = null;
       }
@@ -817,96 +369,4 @@ class Transport {
   }
 }
 
-const classes = new WeakMap();
-
-/**
- * The dispatcher class over `Agent` (an undici Agent class), made once per
- * class: an Agent whose sockets and requests go through a Transport.
- */
-function transportClass(Agent, name = 'SteadyDispatcher', errors = {}) {
-  const { ClientClosedError } = errors;
-  let Class = classes.get(Agent);
-  if (Class !== undefined) return Class;
-  const holder = {
-    [name]: class extends Agent {
-      #transport;
-      #done = null;
-      #closedOnly = false; // close(), not destroy(): undici's close ends in a destroy of its own
-
-      constructor(options, { resendBuffered = false } = {}) {
-        const transport = new Transport(options, resendBuffered);
-        try {
-          super(transport.agentOptions());
-        } catch (err) {
-          transport.stop();
-          throw err;
-        }
-        transport.dispatcher = this;
-        transport.send = (opts, handler) => super.dispatch(opts, handler);
-        this.#transport = transport;
-      }
-
-      dispatch(opts, handler) {
-        if (handler === null || typeof handler !== 'object' || opts === null || typeof opts !== 'object' || this.closed || this.destroyed) {
-          if (!this.#closedOnly || ClientClosedError === undefined || handler === null || typeof handler !== 'object') return super.dispatch(opts, handler);
-          // A request after close() fails as undici's own Agent would before its destroy.
-          const err = new ClientClosedError();
-          if (typeof handler.onRequestStart === 'function') handler.onResponseError?.(null, err);
-          else handler.onError(err);
-          return true;
-        }
-        try {
-          return this.#transport.dispatch(opts, handler);
-        } catch (err) {
-          if (typeof handler.onRequestStart === 'function') handler.onResponseError?.(null, err);
-          else handler.onError(err);
-          return true;
-        }
-      }
-
-      /** Counters per origin, in the agent's getStats() shape. */
-      getStats() {
-        return this.#transport.getStats();
-      }
-
-      /** Graceful: requests in flight end, then every socket closes. Callback or promise, as undici's. */
-      close(callback) {
-        this.#closedOnly = this.#done === null;
-        return this.#end(() => {
-          this.#transport.closing = true;
-          // undici's close() without a callback calls close(callback): ours.
-          return new Promise((resolve, reject) => super.close((err) => (err ? reject(err) : resolve())));
-        }, callback);
-      }
-
-      /** Ends every request and socket now. */
-      destroy(err, callback) {
-        if (typeof err === 'function') {
-          callback = err;
-          err = null;
-        }
-        // undici's close() ends by calling destroy(): that one is undici's.
-        if (this.#done !== null) return super.destroy(err ?? null, callback);
-        this.#closedOnly = false;
-        return this.#end(() => {
-          this.#transport.closing = true;
-          return new Promise((resolve, reject) => super.destroy(err ?? null, (error) => (error ? reject(error) : resolve())));
-        }, callback);
-      }
-
-      #end(end, callback) {
-        this.#done ??= end().then(() => this.#transport.stop());
-        if (typeof callback === 'function') {
-          this.#done.then(() => callback(null, null), callback);
-          return undefined;
-        }
-        return this.#done;
-      }
-    },
-  };
-  Class = holder[name];
-  classes.set(Agent, Class);
-  return Class;
-}
-
-module.exports = { transportClass, bufferedBody };
+module.exports = { Transport };
