@@ -1,7 +1,7 @@
 'use strict';
 
-// Checks the subject of every non-merge commit made after this script was
-// added: `type(scope): summary` (scope optional), at most 72 characters,
+// Checks the subject of every non-merge commit made (committed) since this
+// script was added: `type(scope): summary` (scope optional), at most 72 characters,
 // types as CONTRIBUTING.md lists them. Exits 1 naming each that fails.
 // In a shallow clone whose history lacks the commit that added the script,
 // it checks what history it has and says so.
@@ -14,9 +14,14 @@ const MAX = 72;
 const git = (...args) => execFileSync('git', args, { encoding: 'utf8' }).trim();
 
 const added = git('log', '--diff-filter=A', '--format=%H', '--', '.ci/commit-subjects.js').split('\n').filter(Boolean).pop();
+// Made after the check: committed no earlier than the commit that added it.
+// (A range from that commit would also take in older commits of branches
+// merged since, made before the check existed.)
+let since = -Infinity;
 let range = 'HEAD';
 if (added !== undefined) {
-  range = `${added}..HEAD`;
+  since = Number(git('log', '-1', '--format=%ct', added));
+  range = `commits since ${added.slice(0, 7)}`;
 } else if (git('rev-parse', '--is-shallow-repository') === 'true') {
   console.log('commit-subjects: shallow clone without the commit that added this check: checking the history present');
 } else {
@@ -25,7 +30,10 @@ if (added !== undefined) {
 }
 
 const bad = [];
-for (const line of git('log', '--no-merges', '--format=%h %s', range).split('\n').filter(Boolean)) {
+for (const entry of git('log', '--no-merges', '--format=%ct %h %s', 'HEAD').split('\n').filter(Boolean)) {
+  const at = entry.indexOf(' ');
+  if (Number(entry.slice(0, at)) < since) continue;
+  const line = entry.slice(at + 1);
   const subject = line.slice(line.indexOf(' ') + 1);
   if (subject.length > MAX) bad.push(`${line}\n    ${subject.length} characters, more than ${MAX}`);
   else if (!SUBJECT.test(subject)) bad.push(`${line}\n    not type(scope): summary, type one of ${TYPES.join(' ')}`);

@@ -39,6 +39,8 @@ const CHARTS = {
     ],
   },
   race: {
+    // The first table: the one-fault table has its own columns (text only).
+    tables: 1,
     group: /^server$/,
     groupLabels: {
       hinted: 'hinted: announces its idle limit (Keep-Alive: timeout) and closes at it',
@@ -107,6 +109,11 @@ function columnIndex(table, pattern, scenario, optional = false) {
   return i;
 }
 
+/** The tables a chart draws: all, or the first `chart.tables`. */
+function chartedTables(entry, chart) {
+  return chart.tables === undefined ? entry.tables : entry.tables.slice(0, chart.tables);
+}
+
 /** The distinct values in first-seen order: bars and groups in the table's order. */
 function unique(list) {
   return [...new Set(list)];
@@ -122,7 +129,7 @@ function groupName(chart, table, cell, tables) {
 function chartData(id, entry, chart) {
   const values = [];
   const missing = new Set();
-  for (const table of entry.tables) {
+  for (const table of chartedTables(entry, chart)) {
     const group = chart.group ? columnIndex(table, chart.group, id) : -1;
     const agent = table.columns.indexOf('agent');
     // With eachTableOwnMeasure a table has some of the measures, at least one.
@@ -138,7 +145,7 @@ function chartData(id, entry, chart) {
           return;
         }
         values.push({
-          group: groupName(chart, table, group === -1 ? '' : row[group], entry.tables.length),
+          group: groupName(chart, table, group === -1 ? '' : row[group], chartedTables(entry, chart).length),
           agent: row[agent],
           measure: m,
           value,
@@ -220,7 +227,7 @@ function chartSpec(id, entry, chart) {
     spacing: 40,
   }));
   const subtitle = [
-    chart.subtitle ?? (entry.tables.length === 1 ? entry.tables[0].title : entry.tables.map((t) => t.title).join('; ')),
+    chart.subtitle ?? (chartedTables(entry, chart).length === 1 ? entry.tables[0].title : chartedTables(entry, chart).map((t) => t.title).join('; ')),
     `Measured ${entry.date.slice(0, 10)} on ${describeMachine(entry.machine)}`,
   ];
   if (missing.length) subtitle.push(`No figure (n/a in the table): ${missing.join(', ')}`);

@@ -14,7 +14,9 @@
 // dns2 server): steady-agent through `dns: { resolver }`, Node's agent and
 // agentkeepalive through a `lookup` that asks it on every new connection
 // (as a system resolver honouring the TTL would), undici's DNS interceptor
-// through a `lookup` that asks it and, like dns.lookup, gives no TTL.
+// through a `lookup` that asks it and, like dns.lookup, gives no TTL, and
+// steady-agent/undici's createDispatcher (the same undici) through
+// `dns: { resolver }`.
 //
 //   node benchmark/dns-flip.js
 //   BENCH_DNS_ROUNDS=1 BENCH_AGENTS=steady-agent,node-keepalive node benchmark/dns-flip.js
@@ -28,6 +30,7 @@ const { median, fixed, count, envNumber } = require('./lib/stats');
 const { printTable } = require('./lib/table');
 const { saveScenario } = require('./lib/results');
 const { now } = require('../lib/timers/clock');
+const { createDispatcher } = require('../lib/undici');
 
 const rounds = envNumber('BENCH_DNS_ROUNDS', 5);
 const concurrency = envNumber('BENCH_DNS_CONCURRENCY', 4);
@@ -74,6 +77,11 @@ const CANDIDATES = [
     label: () => `undici ${versionOf('undici')} interceptors.dns`,
     create: (resolver) => undiciClient(resolver),
   },
+  {
+    id: 'steady-undici',
+    label: () => `undici ${versionOf('undici')} createDispatcher dns: { resolver }`,
+    create: (resolver) => dispatcherClient(createDispatcher(require('undici'), { maxSockets: concurrency, dns: { resolver } })),
+  },
 ];
 
 function agentClient(agent) {
@@ -104,7 +112,11 @@ function undiciClient(resolver) {
       callback(err, err ? undefined : addresses.map((address) => ({ address, family: 4 })));
     });
   };
-  const dispatcher = new undici.Agent({ connections: concurrency }).compose(undici.interceptors.dns({ lookup }));
+  return dispatcherClient(new undici.Agent({ connections: concurrency }).compose(undici.interceptors.dns({ lookup })));
+}
+
+/** Requests through an undici dispatcher, as agentClient's. */
+function dispatcherClient(dispatcher) {
   return {
     async get(port) {
       try {

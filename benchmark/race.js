@@ -47,7 +47,19 @@
 //   BENCH_RACE_ATTEMPTS=144 BENCH_RACE_HINT=2 BENCH_RACE_SPREAD=10 BENCH_RACE_LATENCY=5 node benchmark/race.js
 //   BENCH_RACE_SCENARIOS=hintless,restart BENCH_RACE_IDLE=2000 node benchmark/race.js
 //   BENCH_RACE_SCENARIOS=deploy,reset BENCH_RACE_FAULT_ATTEMPTS=4 node benchmark/race.js
+//
+// Then the same servers and attempts through fetch and undici (a third and
+// a fourth table): Node's fetch, steady-agent/fetch, undici.request with
+// undici's Agent, with its interceptors.retry, and with createDispatcher
+// (undici 7 where Node allows, else 6), each attempt a fresh dispatcher.
+// Added latency: how much longer than the candidate's fastest request of the
+// scenario a request took (a resend, a retry's wait, a new connection).
+// BENCH_RACE_CLIENTS=agents or =dispatchers runs only those.
+//
+//   BENCH_RACE_CLIENTS=dispatchers node benchmark/race.js
 const http = require('node:http');
+// Before anything loads npm's undici: steady-agent/fetch and Node's fetch keep the bundled one.
+const { dispatcherCandidates } = require('./lib/dispatchers');
 const SteadyAgent = require('..');
 const { candidates, createClient } = require('./lib/agents');
 const { loadRetryClients } = require('./lib/retry_clients');
@@ -75,6 +87,9 @@ const FAULT_RHYTHMS = [50, 250, 1000];
 const FAULT_REQUESTS = { 50: 40, 250: 16, 1000: 10 };
 const FAULT_LIMIT_S = 5;
 const faultAttempts = envNumber('BENCH_RACE_FAULT_ATTEMPTS', 4);
+const CLIENTS = process.env.BENCH_RACE_CLIENTS || 'agents,dispatchers';
+// A request this much slower than the candidate's fastest counts as delayed.
+const DELAYED_MS = 50;
 // steady-agent closes an idle socket serverTimeoutMargin (default 1000 ms)
 // before the announced limit, so with a 1 s hint it would keep nothing; a
 // smaller margin is given then (or whenever BENCH_RACE_MARGIN is set).
@@ -109,6 +124,7 @@ const RETRY_CLIENTS = { 'http.request': 'http.request (request())', axios: 'axio
 let retryClients = null;
 
 function clientFor(candidate, port) {
+  if (candidate.dispatcher !== undefined) return dispatcherClient(candidate, port);
   const agentOptions = candidate.id === 'steady-agent' && margin !== undefined ? { serverTimeoutMargin: margin } : {};
   if (candidate.retry === undefined) return createClient(candidate, { protocol: 'http', port, agentOptions });
   // steady-agent through one of steady-agent/retry's clients: get() as createClient's.
@@ -362,6 +378,158 @@ async function runFaults(faults) {
   };
 }
 
+// ---- fetch and undici: the same servers through each dispatcher ----------------------
+
+/** The steady-agent options of the agent rows (the margin), for steady-agent/fetch and createDispatcher. */
+function steadyOptions() {
+  return margin !== undefined ? { serverTimeoutMargin: margin } : {};
+}
+
+/** A dispatcher candidate as clientFor's clients: get(cb), close(); each request's time goes to candidate.ms. */
+function dispatcherClient(candidate, port, path = '/') {
+  const client = candidate.dispatcher.create(`http://127.0.0.1:${port}`, steadyOptions());
+  return {
+    get(cb) {
+      client.get(path).then(({ error, ms }) => {
+        candidate.ms.push(ms);
+        cb(error, error ? undefined : 200);
+      });
+    },
+    close: () => client.close(),
+  };
+}
+
+/** `{ delayed, worst }`: requests more than DELAYED_MS slower than the fastest, and the most added. */
+function addedLatency(times) {
+  if (times.length === 0) return { delayed: 0, worst: 0 };
+  const fastest = Math.min(...times);
+  return { delayed: times.filter((ms) => ms - fastest > DELAYED_MS).length, worst: Math.round(Math.max(...times) - fastest) };
+}
+
+function dispatcherList() {
+  return dispatcherCandidates().filter((c) => c.available).map((dispatcher) => ({
+    id: dispatcher.id, dispatcher, ms: [], label: () => dispatcher.label,
+  }));
+}
+
+async function runDispatcherScenario(id, list) {
+  const scenario = SCENARIO[id];
+  const server = await startServer('race-server', scenario.server);
+  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  const rows = [];
+  const raw = {};
+  const requests = scenario.attempts * requestsPer[id];
+  try {
+    for (const candidate of list) {
+      candidate.ms = [];
+      const { failed, worst, stats, codes } = await measure(id, candidate, server, network.port);
+      const added = addedLatency(candidate.ms);
+      rows.push([
+        id, candidate.label(), `${failed} / ${requests}`, count(worst), `${stats.requests - stats.usedConnections} / ${requests}`,
+        count(stats.connections), `${added.delayed} / ${requests}`, `${added.worst} ms`,
+        Object.entries(codes).map(([name, n]) => `${name} ×${n}`).join(', ') || '-',
+      ]);
+      raw[`${id}/${candidate.id}`] = { failed, worst, server: stats, codes, added };
+      console.log(`${id}, ${candidate.label()}: ${failed} of ${requests} requests failed, ${added.delayed} delayed by over ${DELAYED_MS} ms (at most ${added.worst} ms), `
+        + `${stats.requests - stats.usedConnections} on reused sockets, ${stats.connections} connections`);
+    }
+  } finally {
+    await network.stop();
+    await server.stop();
+  }
+  return { rows, raw };
+}
+
+/** One fault attempt through a dispatcher: a request every `rhythm` ms; its line of '.' (answered) and 'E' (failed). */
+async function dispatcherFaultAttempt(candidate, port, fault, rhythm, startAfter) {
+  await sleep(startAfter);
+  const client = candidate.dispatcher.create(`http://127.0.0.1:${port}`, {});
+  let line = '';
+  try {
+    const started = performance.now();
+    for (let i = 0; i < FAULT_REQUESTS[rhythm]; i++) {
+      await sleep(Math.max(0, started + i * rhythm - performance.now()));
+      const { error, ms } = await client.get(fault === 'reset' && i === 4 ? '/reset' : '/');
+      candidate.ms.push(ms);
+      line += error ? 'E' : '.';
+    }
+  } finally {
+    await client.close();
+  }
+  return line;
+}
+
+async function runDispatcherFault(fault, kind, rhythm, list) {
+  const server = await startServer('race-server', kind === 'node' ? { hint: FAULT_LIMIT_S, node: true } : { hint: 0, idle: FAULT_LIMIT_S * 1000 });
+  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  const rows = [];
+  const raw = {};
+  try {
+    for (const candidate of list) {
+      candidate.ms = [];
+      await server.call('reset');
+      const starts = Array.from({ length: faultAttempts }, (_, i) => (i * rhythm) / faultAttempts);
+      const restart = fault === 'deploy' ? sleep(2.4 * rhythm).then(() => server.call('restart')) : null;
+      const lines = await Promise.all(starts.map((at) => dispatcherFaultAttempt(candidate, network.port, fault, rhythm, at)));
+      await restart;
+      const stats = await server.call('reset');
+      const failed = lines.reduce((n, line) => n + [...line].filter((c) => c === 'E').length, 0);
+      const extra = Math.max(0, stats.connections - faultAttempts);
+      const requests = faultAttempts * FAULT_REQUESTS[rhythm];
+      const added = addedLatency(candidate.ms);
+      const serverName = kind === 'node' ? `Node's server (timeout=${FAULT_LIMIT_S})` : `silent (${FAULT_LIMIT_S} s)`;
+      rows.push([serverName, fault, `${rhythm} ms`, candidate.label(), `${failed} / ${requests}`, count(extra), `${added.delayed} / ${requests}`, `${added.worst} ms`]);
+      raw[`${fault}/${kind}/${rhythm}/${candidate.id}`] = { failed, requests, extraConnections: extra, added, lines };
+      console.log(`${fault}, ${serverName}, every ${rhythm} ms, ${candidate.label()}: ${failed} failed, ${extra} new connections beyond each attempt's first, `
+        + `${added.delayed} delayed by over ${DELAYED_MS} ms (at most ${added.worst} ms)`);
+    }
+  } finally {
+    await network.stop();
+    await server.stop();
+  }
+  return { rows, raw };
+}
+
+/** The dispatcher tables: the race servers, then the faults. */
+async function runDispatchers(ids, faults) {
+  const list = dispatcherList();
+  const rows = [];
+  const faultRows = [];
+  const raw = {};
+  for (const id of ids) {
+    const result = await runDispatcherScenario(id, list);
+    rows.push(...result.rows);
+    Object.assign(raw, result.raw);
+  }
+  for (const fault of faults) {
+    for (const kind of ['node', 'hintless']) {
+      for (const rhythm of FAULT_RHYTHMS) {
+        const result = await runDispatcherFault(fault, kind, rhythm, list);
+        faultRows.push(...result.rows);
+        Object.assign(raw, result.raw);
+      }
+    }
+  }
+  const tables = [];
+  if (rows.length > 0) {
+    tables.push({
+      title: `Keep-alive race through fetch and undici: ${latency} ms latency each way`,
+      columns: ['server', 'client', 'failed requests', 'most failed in one attempt', 'requests on reused sockets', 'connections',
+        `delayed over ${DELAYED_MS} ms`, 'most added latency', 'errors'],
+      rows,
+    });
+  }
+  if (faultRows.length > 0) {
+    tables.push({
+      title: `One fault through fetch and undici (${faultAttempts} attempts, ${latency} ms latency each way)`,
+      columns: ['server', 'fault', 'a request every', 'client', 'failed requests', 'new connections beyond the first',
+        `delayed over ${DELAYED_MS} ms`, 'most added latency'],
+      rows: faultRows,
+    });
+  }
+  return { tables, raw };
+}
+
 async function main() {
   retryClients = await loadRetryClients();
   const list = candidates();
@@ -370,13 +538,18 @@ async function main() {
   for (const id of SCENARIOS) {
     if (FAULTS.includes(id)) continue;
     if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, node, hintless, restart, deploy, reset)`);
+    if (!CLIENTS.includes('agents')) continue;
     const result = await runScenario(id, list);
     rows.push(...result.rows);
     Object.assign(raw, result.raw);
   }
   const faults = FAULTS.filter((id) => SCENARIOS.includes(id));
-  const faultResult = faults.length > 0 ? await runFaults(faults) : null;
+  const faultResult = faults.length > 0 && CLIENTS.includes('agents') ? await runFaults(faults) : null;
   if (faultResult !== null) Object.assign(raw, faultResult.raw);
+  const dispatchers = CLIENTS.includes('dispatchers')
+    ? await runDispatchers(SCENARIOS.filter((id) => !FAULTS.includes(id)), faults)
+    : { tables: [], raw: {} };
+  Object.assign(raw, dispatchers.raw);
   const table = {
     title: `Keep-alive race: ${latency} ms latency each way`,
     columns: [
@@ -387,6 +560,7 @@ async function main() {
   };
   if (rows.length > 0) printTable(table);
   if (faultResult !== null) printTable(faultResult.table);
+  for (const dispatcherTable of dispatchers.tables) printTable(dispatcherTable);
   saveScenario({
     id: 'race',
     title: 'Keep-alive race',
@@ -397,7 +571,7 @@ async function main() {
       hint, idleLimit, attempts, hintlessAttempts, restartAttempts, spread, batchSize, latency,
       rounds: ROUNDS, scenarios: SCENARIOS, steadyServerTimeoutMargin: margin ?? 'default (1000)', faultAttempts,
     },
-    tables: [table, ...(faultResult === null ? [] : [faultResult.table])],
+    tables: [table, ...(faultResult === null ? [] : [faultResult.table]), ...dispatchers.tables],
     notes: Object.entries(SCENARIO).filter(([id]) => SCENARIOS.includes(id))
       .map(([id, s]) => `${id}: ${s.label}; ${s.attempts} attempts, each a fresh agent.`)
       .concat(faults.map((id) => `${id}: ${id === 'deploy' ? 'the server closes every connection 2.4 rhythms in' : 'the server destroys the socket of each attempt\'s fifth request'}; `

@@ -194,7 +194,31 @@ class DnsNotFoundError extends Error {
   }
 }
 
+/**
+ * A request steady-agent/fetch or steady-agent/undici cannot send through
+ * the agent: an upgrade, CONNECT, another protocol, a body it cannot write.
+ */
+class UnsupportedRequestError extends Error {
+  constructor(what) {
+    super(`steady-agent's dispatcher cannot send ${what}: it sends HTTP/1.1 requests through the agent`);
+    this.name = 'UnsupportedRequestError';
+    this.code = 'ERR_STEADY_UNSUPPORTED_REQUEST';
+  }
+}
+
+/** createDispatcher() was given something other than undici 6, 7 or 8. */
+class UnsupportedUndiciError extends TypeError {
+  constructor(found) {
+    super(`createDispatcher(undici) takes the undici module, major 6, 7 or 8 (require('undici')); got ${found}`);
+    this.name = 'UnsupportedUndiciError';
+    this.code = 'ERR_STEADY_UNSUPPORTED_UNDICI';
+    this.found = found;
+  }
+}
+
 module.exports = {
+  UnsupportedRequestError,
+  UnsupportedUndiciError,
   SocketTimeoutError,
   AgentDestroyedError,
   AgentClosedError,

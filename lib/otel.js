@@ -43,8 +43,9 @@ const ACTIVE = 'active';
 const IDLE = 'idle';
 
 /** The semantic-convention attributes of a message (or origin entry): both carry host and port. */
-function attributesOf({ host, port }, scheme) {
-  return { 'server.address': host, 'server.port': port, 'url.scheme': scheme };
+// A dispatcher's events name their scheme (one dispatcher serves both).
+function attributesOf({ host, port, scheme: own }, scheme) {
+  return { 'server.address': host, 'server.port': port, 'url.scheme': own ?? scheme };
 }
 
 function withState(attributes, state) {

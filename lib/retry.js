@@ -242,6 +242,10 @@ function fetchBodyResendable(input, init) {
  */
 function wrapFetch(fetch, options) {
   if (typeof fetch !== 'function') throw new InvalidOptionTypeError('fetch', 'a function (node-fetch v2 or v3)', fetch);
+  // Node's fetch takes no agent: wrapped, it would resend nothing, silently.
+  if (fetch === globalThis.fetch) {
+    throw new InvalidOptionTypeError('fetch', 'node-fetch v2 or v3, not the global fetch, which takes no agent: use steady-agent/fetch, which resends by itself', fetch);
+  }
   const settings = retrySettings(options);
   return function fetchWithRetry(input, init) {
     const agent = init?.agent ?? (input !== null && typeof input === 'object' ? input.agent : undefined);

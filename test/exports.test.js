@@ -47,6 +47,21 @@ describe('exports', () => {
     }
   });
 
+  it('steady-agent/fetch and /undici export their functions and never load undici from npm', () => {
+    assert.deepEqual(Object.keys(require('steady-agent/fetch')).sort(), ['close', 'createFetch', 'fetch', 'getStats']);
+    assert.deepEqual(Object.keys(require('steady-agent/undici')), ['createDispatcher']);
+    // In a process of its own, through a fetch: npm's undici would install
+    // its global dispatcher at import time.
+    const loaded = JSON.parse(execFileSync(process.execPath, ['-e', `
+      const steady = require('steady-agent/fetch');
+      require('steady-agent/undici');
+      steady.fetch('http://127.0.0.1:9/').catch(() => {}).finally(async () => {
+        await steady.close();
+        process.stdout.write(JSON.stringify(Object.keys(require.cache)));
+      });`], { cwd: __dirname, encoding: 'utf8' }));
+    assert.equal(loaded.some((file) => /\/node_modules\/undici[^/]*\//.test(file)), false, 'undici was loaded');
+  });
+
   it('HttpAgent is an http.Agent with keep-alive on', () => {
     const agent = new HttpAgent();
     try {

@@ -57,17 +57,21 @@ describe('package contents (npm pack)', function () {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('ships exactly the entry points (otel.d.ts and retry.d.ts too), lib/, README.md, docs/, CHANGELOG.md, LICENSE and package.json', () => {
+  it('ships exactly the entry points (otel, retry, fetch and undici types too, fetch.mjs, undici.mjs), lib/, README.md, docs/, CHANGELOG.md, LICENSE and package.json', () => {
     const expected = [
       'CHANGELOG.md',
       'LICENSE',
       'README.md',
+      'fetch.d.ts',
+      'fetch.mjs',
       'index.d.ts',
       'index.js',
       'index.mjs',
       'otel.d.ts',
       'package.json',
       'retry.d.ts',
+      'undici.d.ts',
+      'undici.mjs',
       ...filesUnder('lib'),
       ...filesUnder('docs'),
     ].sort();

@@ -115,6 +115,12 @@ describe('ServerLimits', () => {
       assert.equal(see(limits, A, 1200, 5000, { aliveMs: 1000 }), 'learned');
     });
 
+    it('a collision about as long as a reuse seen alive is the race itself: taken', () => {
+      const limits = new ServerLimits();
+      assert.equal(see(limits, A, 990, 5000, { aliveMs: 1000, collision: true }), 'learned');
+      assert.equal(see(limits, B, 949, 5000, { aliveMs: 1000, collision: true }), 'refused', 'more than 5% earlier');
+    });
+
     it('a close before half the announced timeout is refused (Node\'s server honours its hint)', () => {
       const limits = new ServerLimits();
       const refused = limits.observe(A, { idleMs: 375, now: 2400, hinted: 5000 });

@@ -17,8 +17,9 @@
 //
 // - Alive: a request reused a socket after t ms idle and got its response,
 //   or a probe was still open after t ms: the limit is above t. A close
-//   after at most the longest such t (the caller keeps it per origin), give
-//   or take ALIVE_SLACK, is contradicted: it is not a limit on its own.
+//   clearly earlier than the longest such t (the caller keeps it per
+//   origin; by more than ALIVE_SLACK) is contradicted: not a limit on its
+//   own. One about as long is the race itself, and is taken.
 // - The hint: a close before half the timeout the server announced is more
 //   likely a restart or an error than a limit (servers honour the hint they
 //   send): not a limit on its own either.
@@ -64,11 +65,12 @@ const AGREE_MIN_MS = 20;
 const AGREE_FRACTION = 0.1;
 // A close before this share of the announced timeout is not a limit alone.
 const HINT_TRUST = 0.5;
-// A close at most this much later than a reuse seen alive is contradicted by
-// it: ALIVE_SLACK of the idle time, at least ALIVE_SLACK_MIN_MS (the same
-// rhythm's gaps differ by a timer's lateness).
-const ALIVE_SLACK = 0;
-const ALIVE_SLACK_MIN_MS = 0;
+// A close is contradicted by a reuse seen alive only when it came this much
+// earlier: ALIVE_SLACK of the idle time, at least ALIVE_SLACK_MIN_MS. Within
+// that, the two are one rhythm across the limit (a request sent a round trip
+// later meets the close): the collision is taken, as the first of a race.
+const ALIVE_SLACK = 0.05;
+const ALIVE_SLACK_MIN_MS = 5;
 // How long a held observation waits for a second one: CANDIDATE_LIFE_FACTOR
 // times its idle time, at least CANDIDATE_LIFE_MIN_MS.
 const CANDIDATE_LIFE_FACTOR = 10;
@@ -310,7 +312,7 @@ class ServerLimits {
   // Why an observation cannot be a limit on its own, or null.
   static #contradiction(idle, fact) {
     const alive = fact.aliveMs;
-    if (alive !== undefined && alive > 0 && idle <= alive + Math.max(ALIVE_SLACK_MIN_MS, ALIVE_SLACK * alive)) {
+    if (alive !== undefined && alive > 0 && idle < alive - Math.max(ALIVE_SLACK_MIN_MS, ALIVE_SLACK * alive)) {
       return `contradicted by a reuse after ${ms(alive)}`;
     }
     const hinted = fact.hinted;

@@ -9,7 +9,8 @@
 //                             module nodenext: a CommonJS consumer (usage.ts,
 //                             no-interop.ts, otel.ts) and ES module ones (esm.mts;
 //                             retry.mts, the retry helpers with axios-retry's and
-//                             got's own types). "steady-agent" resolves by name
+//                             got's own types; fetch.mts, steady-agent/fetch and
+//                             steady-agent/undici with undici's own types). "steady-agent" resolves by name
 //                             through "exports".
 //   tsconfig.no-interop.json  the same without esModuleInterop, CommonJS
 //                             (no-interop.ts) and ESM (no-interop.mts). TypeScript 7

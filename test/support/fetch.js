@@ -1,0 +1,79 @@
+'use strict';
+
+// Servers and clients for the fetch and undici tests.
+//
+// steady-agent/fetch first: it finds the bundled undici's Agent class before
+// any test loads npm's undici (which would install its global dispatcher and
+// leave steady-agent/fetch on its fallback, test/fetch-fallback.test.js).
+require('steady-agent/fetch');
+const { createResetServer } = require('./reset_server');
+const { fixtures } = require('./servers');
+
+/**
+ * A server on real loopback (support/reset_server.js) that records each
+ * request it applies (answers), with its body, and resets the TCP
+ * connection under the requests `fails(req, conn)` picks, before applying
+ * them: a stale collision, the server having closed the connection as the
+ * request arrived. `slowReset`: instead, the picked request is applied, and
+ * the connection reset `slowReset` ms later without an answer.
+ * `answer(req, res, conn)`: a custom answer for the others.
+ */
+async function collisionServer(protocol, { fails = () => false, slowReset = 0, answer } = {}) {
+  const applied = [];
+  const server = await createResetServer(protocol, (req, res, conn) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const fail = fails(req, conn);
+      if (fail && slowReset === 0) {
+        conn.reset();
+        return;
+      }
+      applied.push({ method: req.method, url: req.url, body: Buffer.concat(chunks).toString(), connection: server.connections.length });
+      if (fail) {
+        setTimeout(conn.reset, slowReset);
+        return;
+      }
+      if (answer !== undefined) answer(req, res, conn);
+      else res.end(`ok ${req.method} ${req.url}`);
+    });
+  });
+  server.applied = applied;
+  server.appliedTo = (url) => applied.filter((entry) => entry.url === url);
+  return server;
+}
+
+/** The second request on a connection fails: the first warms the pool up. */
+const secondOnConnection = (req, conn) => conn.index === 2;
+
+/** Options for an agent of `protocol` that trusts the fixture CA. */
+const tlsOptions = (protocol) => (protocol === 'https:' ? { ca: fixtures.ca } : {});
+
+/** The rejection of `promise`; fails the test if it resolves. */
+async function rejection(promise) {
+  const outcome = await promise.then((value) => ({ value }), (err) => ({ err }));
+  if (outcome.err === undefined) throw new Error(`expected a rejection, got ${outcome.value?.status ?? outcome.value?.statusCode}`);
+  return outcome.err;
+}
+
+/** Node version at least `major.minor.patch`. */
+function nodeAtLeast(version) {
+  const want = version.split('.').map(Number);
+  const have = process.versions.node.split('.').map(Number);
+  for (let i = 0; i < 3; i++) {
+    if (have[i] !== want[i]) return have[i] > want[i];
+  }
+  return true;
+}
+
+/**
+ * The undici majors installed as devDependencies, each with the Node it
+ * needs (its package.json `engines`): `load()` requires it, only where it runs.
+ */
+const UNDICI_MAJORS = Object.freeze([
+  { name: 'undici', major: 6, node: '18.17.0' },
+  { name: 'undici-7', major: 7, node: '20.18.1' },
+  { name: 'undici-8', major: 8, node: '22.19.0' },
+].map((entry) => ({ ...entry, runs: nodeAtLeast(entry.node), load: () => require(entry.name) })));
+
+module.exports = { collisionServer, secondOnConnection, tlsOptions, rejection, nodeAtLeast, UNDICI_MAJORS };
