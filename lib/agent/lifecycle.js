@@ -15,7 +15,9 @@ const { IdleLearning } = require('./idle_learning');
 const { Expiry } = require('./expiry');
 const { SocketWatch, LISTENERS } = require('./socket_watch');
 const { whyRetired } = require('../policy/reuse_check');
-const { dropUnusable, forgetEmptyPool, countOut } = require('../core/agent_maps');
+const {
+  dropUnusable, forgetEmptyPool, countOut, atTotalLimit,
+} = require('../core/agent_maps');
 const { agentKeyOf, requestOf, poolOptions } = require('../core/private_fields');
 const { stateOf } = require('./socket_state');
 const clock = require('../timers/clock');
@@ -123,7 +125,7 @@ class SocketLifecycle {
     }
     // Every place under maxTotalSockets taken, and none free here: core
     // would queue the request until some socket closes.
-    else if (agent.totalSocketCount >= agent.maxTotalSockets) this.#makeRoom(pool);
+    else if (atTotalLimit(agent)) this.#makeRoom(pool);
   }
 
   // A socket the check before reuse turned away, out of the pool already.
@@ -294,7 +296,7 @@ class SocketLifecycle {
     if (reason !== null) return reason;
     // Its place under maxTotalSockets serves a request of another origin
     // (core starts a socket for it when this one closes: policy/total_limit).
-    if (agent.totalSocketCount >= agent.maxTotalSockets && othersWaiting(agent, state.pool)) return CLOSE_REASONS.TOTAL_LIMIT;
+    if (atTotalLimit(agent) && othersWaiting(agent, state.pool)) return CLOSE_REASONS.TOTAL_LIMIT;
     return null;
   }
 

@@ -214,7 +214,7 @@ const FLAGS = [
   // removeSocket on 'close' has nothing left to do.
   'removed',
   // Closed to make room under maxTotalSockets, its place in core's
-  // totalSocketCount given at once to a new socket: core's 'close' must not
+  // socket count given at once to a new socket: core's 'close' must not
   // count it out a second time.
   'placeGivenUp',
   // It was idle (free or a probe) when the agent decided to close it.

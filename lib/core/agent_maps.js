@@ -174,7 +174,15 @@ function countIn(agent) {
   agent.totalSocketCount++;
 }
 
+/**
+ * Every place under maxTotalSockets taken: core's own test in addRequest
+ * and in its 'free' listener (_http_agent.js), on the count it keeps.
+ */
+function atTotalLimit(agent) {
+  return agent.totalSocketCount >= agent.maxTotalSockets;
+}
+
 module.exports = {
   dropUnusable, takeOutOfPool, backToPool, takeAllFree, forgetEmptyPool, takeAllQueued, unqueueLast, unqueue,
-  unqueueDestroyed, holdPlace, releasePlace, countOut, countIn,
+  unqueueDestroyed, holdPlace, releasePlace, countOut, countIn, atTotalLimit,
 };

@@ -1,7 +1,7 @@
 'use strict';
 
 // Room for a new origin under maxTotalSockets. Core opens a socket for a
-// request only while agent.totalSocketCount < maxTotalSockets, and counts a
+// request only while its socket count is below maxTotalSockets, and counts a
 // socket out only when it closes; otherwise it queues the request. When
 // idle sockets of other origins hold every place, a request to a new origin
 // waits until one of them reaches its free timeout (4 s by default; with
