@@ -328,9 +328,15 @@ async function faultAttempt(candidate, port, fault, rhythm, startAfter) {
   return line;
 }
 
-async function runFault(fault, kind, rhythm, list) {
+/** The fault scenarios' server (Node's, announcing its 5 s, or a silent one) behind the delay proxy. */
+async function faultServers(kind) {
   const server = await startServer('race-server', kind === 'node' ? { hint: FAULT_LIMIT_S, node: true } : { hint: 0, idle: FAULT_LIMIT_S * 1000 });
   const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  return { server, network };
+}
+
+async function runFault(fault, kind, rhythm, list) {
+  const { server, network } = await faultServers(kind);
   const rows = [];
   const raw = {};
   try {
@@ -460,8 +466,7 @@ async function dispatcherFaultAttempt(candidate, port, fault, rhythm, startAfter
 }
 
 async function runDispatcherFault(fault, kind, rhythm, list) {
-  const server = await startServer('race-server', kind === 'node' ? { hint: FAULT_LIMIT_S, node: true } : { hint: 0, idle: FAULT_LIMIT_S * 1000 });
-  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  const { server, network } = await faultServers(kind);
   const rows = [];
   const raw = {};
   try {
