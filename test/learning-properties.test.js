@@ -18,7 +18,7 @@
 const assert = require('node:assert/strict');
 const fc = require('fast-check');
 const { run, MARGIN } = require('./support/pool_model');
-const { learnedMargin } = require('../lib/policy/server_limits');
+const { learnedMargin } = require('../lib/policy/free_timeout');
 
 const RUNS = Number(process.env.PROPS_RUNS || 500);
 const SEED = Number(process.env.PROPS_SEED || 20261127);

@@ -6,9 +6,10 @@
 // stay idle. The pool model (test/learning-properties.test.js) drives the
 // same functions through whole rhythms.
 const assert = require('node:assert/strict');
+const { ServerLimits, agree, BURST_WINDOW } = require('../lib/policy/server_limits');
 const {
-  ServerLimits, idleAllowance, atDeadline, learnedMargin, probeBound, agree, BURST_WINDOW,
-} = require('../lib/policy/server_limits');
+  idleAllowance, atDeadline, learnedMargin, probeBound,
+} = require('../lib/policy/free_timeout');
 
 const A = 'a:1:';
 const B = 'b:2:';

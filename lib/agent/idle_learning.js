@@ -7,7 +7,8 @@
 // probes (one socket per origin, out of the pool, trying a learned limit).
 // It closes nothing itself: the agent does, when its sweep finds a probe due.
 const debug = require('debug')('steady-agent');
-const { ServerLimits, capOf } = require('../policy/server_limits');
+const { ServerLimits } = require('../policy/server_limits');
+const { capOf } = require('../policy/free_timeout');
 const { SOCKET_NAME } = require('../constants');
 const { roundMs } = require('../timers/clock');
 

@@ -104,4 +104,4 @@ function atDeadline(uncapped, hinted, learned, probing, margin, allowedMs) {
   return { action: 'expire' };
 }
 
-module.exports = { idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS };
+module.exports = { idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_EXTRA_MIN_MS };

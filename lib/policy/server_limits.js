@@ -56,9 +56,7 @@
 // - A free socket whose deadline a forgotten limit set stays in the pool
 //   for the time it is now allowed.
 
-const {
-  idleAllowance, atDeadline, capOf, learnedMargin, probeBound, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS,
-} = require('./free_timeout');
+const { TRIAL_EXTRA_MIN_MS } = require('./free_timeout');
 
 const BURST_WINDOW = 50; // ms
 const AGREE_MIN_MS = 20;
@@ -370,16 +368,4 @@ class ServerLimits {
   }
 }
 
-module.exports = {
-  ServerLimits,
-  OriginLimit,
-  idleAllowance,
-  atDeadline,
-  capOf,
-  learnedMargin,
-  probeBound,
-  agree,
-  BURST_WINDOW,
-  HINT_TRUST,
-  TRIAL_FACTOR,
-};
+module.exports = { ServerLimits, agree, BURST_WINDOW };

@@ -16,9 +16,8 @@
 //
 // Both pools are lifo. A scenario returns, per agent, the connections
 // opened and the requests that failed.
-const {
-  ServerLimits, idleAllowance, atDeadline, capOf,
-} = require('../../lib/policy/server_limits');
+const { ServerLimits } = require('../../lib/policy/server_limits');
+const { idleAllowance, atDeadline, capOf } = require('../../lib/policy/free_timeout');
 
 const FREE_SOCKET_TIMEOUT = 4000;
 const MARGIN = 1000;
