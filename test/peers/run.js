@@ -38,13 +38,9 @@ const EXPECTED = {
   },
   'node-core': {
     differences: [
-      'test-http-agent-timeout-option.js',
       'test-http-agent-uninitialized.js',
       'test-http-client-agent.js',
-      'test-http-client-set-timeout-after-end.js',
       'test-http-client-timeout-on-connect.js',
-      'test-http-client-timeout-option-listeners.js',
-      'test-http-client-timeout-option-with-agent.js',
       'test-https-agent-additional-options.js',
       'test-https-agent-getname.js',
       'test-https-agent-session-reuse.js',
