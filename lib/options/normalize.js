@@ -201,7 +201,7 @@ const EFFECTIVE = [
 ];
 
 /**
- * What util.inspect (and so console.log) shows for agent.options: a new
+ * What util.inspect shows for agent.options (and so for a printed agent): a new
  * plain object of the settings in force, then every other option, with
  * secrets hidden. `options` is agent.options as it is now (a caller may have
  * written to it since construction).
