@@ -83,11 +83,15 @@ function backToPool(agent, pool, socket, fifo) {
 
 /** Every free socket, out of agent.freeSockets (close()). */
 function takeAllFree(agent) {
-  const free = agent.freeSockets;
+  return takeAll(agent.freeSockets);
+}
+
+// Every entry of every pool of one of the agent's maps, the map left empty.
+function takeAll(map) {
   const taken = [];
-  for (const pool of Object.keys(free)) {
-    taken.push(...free[pool]);
-    delete free[pool];
+  for (const pool of Object.keys(map)) {
+    taken.push(...map[pool]);
+    delete map[pool];
   }
   return taken;
 }
@@ -102,13 +106,7 @@ function forgetEmptyPool(agent, pool) {
 
 /** Every queued request, out of agent.requests (destroy() during close()). */
 function takeAllQueued(agent) {
-  const queued = agent.requests;
-  const taken = [];
-  for (const pool of Object.keys(queued)) {
-    taken.push(...queued[pool]);
-    delete queued[pool];
-  }
-  return taken;
+  return takeAll(agent.requests);
 }
 
 /** Takes the request core's addRequest just queued (the last) back out of `agent.requests[pool]`. */
