@@ -250,8 +250,7 @@ async function measure(id, candidate, server, port) {
 
 async function runScenario(id, list) {
   const scenario = SCENARIO[id];
-  const server = await startServer('race-server', scenario.server);
-  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  const { server, network } = await raceServers(scenario.server);
   const rows = [];
   const raw = {};
   const requests = scenario.attempts * requestsPer[id];
@@ -328,11 +327,16 @@ async function faultAttempt(candidate, port, fault, rhythm, startAfter) {
   return line;
 }
 
-/** The fault scenarios' server (Node's, announcing its 5 s, or a silent one) behind the delay proxy. */
-async function faultServers(kind) {
-  const server = await startServer('race-server', kind === 'node' ? { hint: FAULT_LIMIT_S, node: true } : { hint: 0, idle: FAULT_LIMIT_S * 1000 });
+/** A race server with `options`, behind the delay proxy. */
+async function raceServers(options) {
+  const server = await startServer('race-server', options);
   const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
   return { server, network };
+}
+
+/** The fault scenarios' server (Node's, announcing its 5 s, or a silent one) behind the delay proxy. */
+function faultServers(kind) {
+  return raceServers(kind === 'node' ? { hint: FAULT_LIMIT_S, node: true } : { hint: 0, idle: FAULT_LIMIT_S * 1000 });
 }
 
 async function runFault(fault, kind, rhythm, list) {
@@ -420,8 +424,7 @@ function dispatcherList() {
 
 async function runDispatcherScenario(id, list) {
   const scenario = SCENARIO[id];
-  const server = await startServer('race-server', scenario.server);
-  const network = await startServer('delay-proxy', { targetPort: server.port, delay: latency });
+  const { server, network } = await raceServers(scenario.server);
   const rows = [];
   const raw = {};
   const requests = scenario.attempts * requestsPer[id];
