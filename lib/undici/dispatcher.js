@@ -46,8 +46,7 @@ function dispatcherClass(Agent, name, ClientClosedError) {
           transport.stop();
           throw err;
         }
-        transport.dispatcher = this;
-        transport.send = (opts, handler) => super.dispatch(opts, handler);
+        transport.attach(this, (opts, handler) => super.dispatch(opts, handler));
         this.#transport = transport;
       }
 

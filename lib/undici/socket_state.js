@@ -88,9 +88,11 @@ class SocketState {
     const origin = this.origin;
     origin.stats.requests++;
     const transport = origin.transport;
-    if (events.free.hasSubscribers) transport.publish(events.free, {}, origin, this.socket);
     if (this.idleBeforeReuse > 0) transport.alive(this, at);
     if (origin.trialEnd <= at) transport.lapse(origin, at);
+    // Its address left the host's answer: it serves no other request.
+    if (transport.dns !== null && transport.retired(this, false)) return;
+    if (events.free.hasSubscribers) transport.publish(events.free, {}, origin, this.socket);
     this.arm();
   }
 

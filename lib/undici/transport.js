@@ -84,17 +84,23 @@ class Transport {
     this.stats = new OriginTable();
     this.origins = new Map(); // undici's origin string -> Origin
     this.byName = new Map(); // pool name -> Origin, for connect()
-    this.dns = null;
-    if (normalized.dns !== undefined) {
-      const { DnsCache } = require('../dns/cache');
-      this.dns = new DnsCache(normalized.dns, { agent: this, onChange: () => {} });
-    }
+    this.dns = null; // made in attach(): its events name the dispatcher
     this.dispatcher = null;
     this.send = null; // undici's own dispatch, bound to the dispatcher
     this.closing = false;
     this.stopped = false;
     this.connect = this.connect.bind(this);
     subscribe();
+  }
+
+  /** The dispatcher over this transport exists: events name it, and `send` is undici's own dispatch. */
+  attach(dispatcher, send) {
+    this.dispatcher = dispatcher;
+    this.send = send;
+    if (this.options.dns !== undefined) {
+      const { DnsCache } = require('../dns/cache');
+      this.dns = new DnsCache(this.options.dns, { agent: dispatcher, onChange: (host) => this.dnsChanged(host) });
+    }
   }
 
   /** The options undici's Agent gets. */
@@ -292,6 +298,27 @@ class Transport {
         other.close(CLOSE_REASONS.STALE_PEER);
       }
     }
+    return true;
+  }
+
+  /** Addresses left `host`'s answer: the idle sockets to them close now, the busy ones when their response ends (retired()). */
+  dnsChanged(host) {
+    for (const origin of this.byName.values()) {
+      if (origin.host.toLowerCase() !== host) continue;
+      for (const state of origin.connections) {
+        if (!state.active && state.connected) this.retired(state, true);
+      }
+    }
+  }
+
+  /** Closes `state`'s socket if its address left its host's answer, and says whether it did. */
+  retired(state, free) {
+    const socket = state.socket;
+    const host = state.origin.host;
+    const address = socket.remoteAddress;
+    if (!this.dns.left(host, address)) return false;
+    this.dns.retiring(socket, host.toLowerCase(), address, free);
+    state.close(CLOSE_REASONS.DNS);
     return true;
   }
 
