@@ -74,6 +74,7 @@ class Exchange {
     this.resent = false;
     this.queuedAt = 0;
     this.queueTimer = null;
+    this.waitedMs = -1; // its wait behind maxSockets, until the dequeued event names the socket
     this.failed = null; // an error we gave the handler before undici started the request
   }
 
@@ -90,7 +91,8 @@ class Exchange {
     const waitedMs = now() - this.queuedAt;
     origin.queued--;
     origin.stats.waited(waitedMs);
-    if (events.dequeued.hasSubscribers) this.transport.publish(events.dequeued, { waitedMs }, origin);
+    // Published once the socket is known (SocketState#started).
+    if (events.dequeued.hasSubscribers) this.waitedMs = waitedMs;
     this.queuedAt = 0;
     if (this.queueTimer !== null) {
       clearTimeout(this.queueTimer);
@@ -125,7 +127,7 @@ class Exchange {
     this.state = null;
     if (this.queuedAt !== 0) {
       this.origin.queued--;
-      this.transport.noSocket(this.origin, 'leftQueue', now() - this.queuedAt);
+      this.transport.noSocket(this.origin, 'leftQueue', now() - this.queuedAt, this.opts);
       this.queuedAt = 0;
       clearTimeout(this.queueTimer);
     }
@@ -144,6 +146,9 @@ class Exchange {
       // After undici's own handling of the close: undici 7.30's Agent closes
       // an origin's pool when its last connection goes, in the same tick,
       // and a request sent to it now would end that pool's next socket.
+      if (events.resend.hasSubscribers) {
+        this.transport.publish(events.resend, { method: this.opts.method, path: this.opts.path, error: err }, this.origin, state.socket);
+      }
       queueMicrotask(() => this.resend(err));
       return true;
     }
@@ -174,7 +179,7 @@ function queueTimedOut(exchange) {
   exchange.queueTimer = null;
   const origin = exchange.origin;
   origin.queued--;
-  origin.transport.noSocket(origin, 'queueTimeouts', now() - exchange.queuedAt);
+  origin.transport.noSocket(origin, 'queueTimeouts', now() - exchange.queuedAt, exchange.opts);
   exchange.queuedAt = 0;
   exchange.failEarly(new QueueTimeoutError(exchange.transport.queueTimeout));
 }

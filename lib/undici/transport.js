@@ -13,6 +13,7 @@
 // Not here: socketActiveTTL, maxFreeSockets, proxies.
 const net = require('node:net');
 const tls = require('node:tls');
+const debug = require('debug')('steady-agent');
 const { subscribe, unsubscribe, track } = require('./channel');
 const { SocketState, listen } = require('./socket_state');
 const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue } = require('./exchange');
@@ -23,7 +24,7 @@ const { ServerLimits } = require('../policy/server_limits');
 const { judgeFailure } = require('../policy/stale_judgement');
 const { markError } = require('../agent/stale_marks');
 const { ConnectTimeout } = require('../connect/connect_timeout');
-const { now } = require('../timers/clock');
+const { now, roundMs } = require('../timers/clock');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { channels: events, publish } = require('../observe/channels');
 const { QueueFullError, UnsupportedRequestError } = require('../errors');
@@ -40,7 +41,7 @@ const TLS_OPTIONS = Object.freeze([
 ]);
 
 // The no-socket event's outcome per getStats() counter, as the agent names them.
-const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue' });
+const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue', refusedAfterClose: 'agent-closed' });
 
 // ---- one origin ---------------------------------------------------------------------
 
@@ -89,6 +90,7 @@ class Transport {
     this.send = null; // undici's own dispatch, bound to the dispatcher
     this.closing = false;
     this.stopped = false;
+    this.created = 0; // sockets made: their ids
     this.connect = this.connect.bind(this);
     subscribe();
   }
@@ -98,8 +100,8 @@ class Transport {
     this.dispatcher = dispatcher;
     this.send = send;
     if (this.options.dns !== undefined) {
-      const { DnsCache } = require('../dns/cache');
-      this.dns = new DnsCache(this.options.dns, { agent: dispatcher, onChange: (host) => this.dnsChanged(host) });
+      const { TransportDns } = require('./dns');
+      this.dns = new TransportDns(this.options.dns, dispatcher, this.byName);
     }
   }
 
@@ -140,17 +142,24 @@ class Transport {
       : new LegacyExchange(this, opts, handler, origin);
     if (origin.inFlight >= this.maxSockets) {
       if (origin.queued >= this.maxQueue) {
-        this.noSocket(origin, 'queueFull', null);
+        this.noSocket(origin, 'queueFull', null, opts);
         exchange.error(new QueueFullError(this.maxQueue));
         return true;
       }
       origin.queued++;
       origin.stats.queued();
       exchange.queuedAt = now();
+      if (events.queued.hasSubscribers) this.publish(events.queued, { request: opts }, origin);
       if (this.queueTimeout > 0) exchange.queueTimer = setTimeout(queueTimedOut, this.queueTimeout, exchange);
     }
     origin.inFlight++;
     return this.send(opts, exchange);
+  }
+
+  /** A request after close(): refused, counted and published as the agent's are. */
+  refused(opts) {
+    const origin = this.origins.get(typeof opts.origin === 'string' ? opts.origin : String(opts.origin?.origin));
+    if (origin !== undefined) this.noSocket(origin, 'refusedAfterClose', null, opts);
   }
 
   /** undici's connect: a socket of ours, connected. */
@@ -171,7 +180,7 @@ class Transport {
     } else {
       socket = net.connect(connectOptions);
     }
-    const state = new SocketState(origin, socket, secure);
+    const state = new SocketState(origin, socket, secure, ++this.created);
     track(socket, state);
     origin.connections.add(state);
     origin.stats.socketsCreated++;
@@ -186,6 +195,7 @@ class Transport {
       state.connectMs = now() - state.createdAt;
       state.freedAt = now();
       if (events.create.hasSubscribers) this.publish(events.create, {}, origin, socket);
+      if (debug.enabled) debug('%s created', state.name);
       callback(null, socket);
     };
     const failed = (err) => {
@@ -205,6 +215,7 @@ class Transport {
     const at = now();
     const learned = this.limits.observe(origin.name, { idleMs, now: at, collision, hinted: state.hinted, aliveMs: origin.aliveMs });
     if (learned.outcome === 'ignored') return;
+    if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s, %s', state.name, roundMs(idleMs), collision ? ' (a request failed on it)' : '', learned.outcome, learned.why);
     if (learned.resetAlive) origin.aliveMs = 0;
     this.report(origin, learned);
   }
@@ -233,9 +244,15 @@ class Transport {
   lapse(origin, at) {
     origin.trialEnd = Infinity;
     if (this.limits.limitOf(origin.name) === undefined) return;
-    // As if the socket that started the trial were still open, idle since it was freed.
-    const refuted = this.limits.refute(origin.name, at - origin.trialFrom, at, true);
-    if (refuted !== null) this.report(origin, refuted);
+    // As if the socket that started the trial were still open, idle since
+    // it was freed; but it was closed at the limit, so the words say what
+    // happened: the trial passed without a close or a collision.
+    const trialMs = at - origin.trialFrom;
+    const refuted = this.limits.refute(origin.name, trialMs, at, true);
+    if (refuted === null) return;
+    refuted.why = `no server close or request failure in ${roundMs(trialMs)} ms of trial since a socket reached it`;
+    if (debug.enabled) debug('%s: learned idle limit forgotten: %s', origin.name, refuted.why);
+    this.report(origin, refuted);
   }
 
   /** What an observation did: stats, the event, and the idle sockets' deadlines. */
@@ -301,27 +318,6 @@ class Transport {
     return true;
   }
 
-  /** Addresses left `host`'s answer: the idle sockets to them close now, the busy ones when their response ends (retired()). */
-  dnsChanged(host) {
-    for (const origin of this.byName.values()) {
-      if (origin.host.toLowerCase() !== host) continue;
-      for (const state of origin.connections) {
-        if (!state.active && state.connected) this.retired(state, true);
-      }
-    }
-  }
-
-  /** Closes `state`'s socket if its address left its host's answer, and says whether it did. */
-  retired(state, free) {
-    const socket = state.socket;
-    const host = state.origin.host;
-    const address = socket.remoteAddress;
-    if (!this.dns.left(host, address)) return false;
-    this.dns.retiring(socket, host.toLowerCase(), address, free);
-    state.close(CLOSE_REASONS.DNS);
-    return true;
-  }
-
   /** `state`'s socket closed. */
   closed(state) {
     if (state.timer !== null) {
@@ -344,13 +340,18 @@ class Transport {
     if (events.close.hasSubscribers) {
       this.publish(events.close, { reason, requests: state.requestsFinished, lifetimeMs: now() - state.createdAt }, origin, state.socket);
     }
+    if (debug.enabled) debug('%s closed after %d requests', state.name, state.requestsFinished);
     this.stats.settle(stats);
   }
 
-  /** A request left without a socket: its counter, and the no-socket event (outcome as the agent names it). */
-  noSocket(origin, counter, waitedMs) {
+  /**
+   * A request (`request`: undici's dispatch options, the events' `request`)
+   * left without a socket: its counter, and the no-socket event (outcome as
+   * the agent names it).
+   */
+  noSocket(origin, counter, waitedMs, request) {
     origin.stats.noSocket(counter, waitedMs);
-    if (events.noSocket.hasSubscribers) this.publish(events.noSocket, { outcome: NO_SOCKET_OUTCOMES[counter], waitedMs: waitedMs ?? 0 }, origin);
+    if (events.noSocket.hasSubscribers) this.publish(events.noSocket, { request, outcome: NO_SOCKET_OUTCOMES[counter], waitedMs: waitedMs ?? 0 }, origin);
   }
 
   publish(channel, message, origin, socket) {
