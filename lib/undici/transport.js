@@ -12,10 +12,10 @@
 //
 // Not here: socketActiveTTL, maxFreeSockets, proxies.
 const net = require('node:net');
-const tls = require('node:tls');
 const debug = require('debug')('steady-agent');
 const { subscribe, unsubscribe, track } = require('./channel');
 const { SocketState, listen } = require('./socket_state');
+const { TlsSessions } = require('./tls_sessions');
 const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue } = require('./exchange');
 // Every module of the agent this transport uses, in one place.
 const { normalizeOptions } = require('../options/normalize');
@@ -44,7 +44,6 @@ const TLS_OPTIONS = Object.freeze([
 const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue', refusedAfterClose: 'agent-closed' });
 
 // ---- one origin ---------------------------------------------------------------------
-
 class Origin {
   constructor(transport, key, host, port) {
     this.transport = transport;
@@ -67,7 +66,6 @@ class Origin {
 }
 
 // ---- the transport ------------------------------------------------------------------
-
 /** The state of one dispatcher: options, origins, sockets, what was learned. */
 class Transport {
   constructor(options, resendBuffered) {
@@ -86,6 +84,7 @@ class Transport {
     this.origins = new Map(); // undici's origin string -> Origin
     this.byName = new Map(); // pool name -> Origin, for connect()
     this.dns = null; // made in attach(): its events name the dispatcher
+    this.tlsSessions = new TlsSessions(options?.maxCachedSessions);
     this.dispatcher = null;
     this.send = null; // undici's own dispatch, bound to the dispatcher
     this.closing = false;
@@ -176,7 +175,7 @@ class Transport {
       const servername = params.servername || options.servername || (net.isIP(host) ? undefined : host);
       const tlsOptions = { ...connectOptions, servername, ALPNProtocols: ['http/1.1'] };
       for (const key of TLS_OPTIONS) if (options[key] !== undefined) tlsOptions[key] = options[key];
-      socket = tls.connect(tlsOptions);
+      socket = this.tlsSessions.connect(tlsOptions);
     } else {
       socket = net.connect(connectOptions);
     }
