@@ -51,13 +51,27 @@ function headerValue(headers, lower) {
   return undefined;
 }
 
-/** `keep-alive` from undici's raw response headers (Buffers or strings), or undefined. */
-function rawKeepAlive(raw) {
+/**
+ * `keep-alive` from undici's raw response headers (Buffers or strings), or
+ * undefined; `exchange.closing` is set when `connection` says close. One
+ * pass: both names have ten characters.
+ */
+function readRaw(exchange, raw) {
+  let keepAlive;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
-    if (name.length === 10 && name.toString().toLowerCase() === 'keep-alive') return raw[i + 1].toString();
+    if (name.length !== 10) continue;
+    const lower = name.toString().toLowerCase();
+    if (lower === 'keep-alive') keepAlive = raw[i + 1].toString();
+    else if (lower === 'connection') exchange.closing = saysClose(raw[i + 1].toString());
   }
-  return undefined;
+  return keepAlive;
+}
+
+/** A `Connection` header's value (or values) that asks for the connection to close after the response. */
+function saysClose(value) {
+  if (Array.isArray(value)) return value.some(saysClose);
+  return typeof value === 'string' && /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
 }
 
 // ---- one request ---------------------------------------------------------------------
@@ -74,6 +88,7 @@ class Exchange {
     this.resent = false;
     this.queuedAt = 0;
     this.queueTimer = null;
+    this.closing = false; // the response says Connection: close: undici will not keep the socket
     this.waitedMs = -1; // its wait behind maxSockets, until the dequeued event names the socket
     this.failed = null; // an error we gave the handler before undici started the request
   }
@@ -107,6 +122,7 @@ class Exchange {
     const hint = keepAlive === undefined ? undefined : parseKeepAlive(keepAlive)?.timeout;
     const ms = hint === undefined ? undefined : hint * 1000;
     state.hinted = ms;
+    state.notKept = this.closing;
     const stats = this.origin.stats;
     if (stats.announced !== (ms ?? null)) this.transport.announced(this.origin, ms ?? null);
   }
@@ -207,7 +223,7 @@ class LegacyExchange extends Exchange {
   }
 
   onHeaders(statusCode, rawHeaders, resume, statusText) {
-    this.headers(rawHeaders, rawKeepAlive(rawHeaders));
+    this.headers(rawHeaders, readRaw(this, rawHeaders));
     return this.handler.onHeaders(statusCode, rawHeaders, resume, statusText);
   }
 
@@ -251,6 +267,7 @@ class ControllerExchange extends Exchange {
 
   onResponseStart(controller, statusCode, headers, statusText) {
     const keepAlive = headers['keep-alive'];
+    if (headers.connection !== undefined) this.closing = saysClose(headers.connection);
     this.headers(null, Array.isArray(keepAlive) ? keepAlive[0] : keepAlive);
     return this.handler.onResponseStart?.(controller, statusCode, headers, statusText);
   }

@@ -56,6 +56,7 @@ class SocketState {
     this.requestStartedAt = 0;
     this.bytesReadWhenFreed = 0;
     this.hinted = undefined; // ms, the server's Keep-Alive timeout
+    this.notKept = false; // its last response said Connection: close
     this.exchange = null; // the request it serves
     this.serverClosed = false; // FIN from the server
     this.errored = false;
@@ -111,6 +112,13 @@ class SocketState {
     const transport = origin.transport;
     if (this.idleBeforeReuse > 0) transport.alive(this, at);
     if (origin.trialEnd <= at) transport.lapse(origin, at);
+    // undici closes it now, as the response asked: our reason, and nothing
+    // to learn from (the server's close says nothing of its idle limit).
+    if (this.notKept) {
+      this.closeReason ??= CLOSE_REASONS.NOT_KEPT;
+      this.learnedFrom = true;
+      return;
+    }
     // Its address left the host's answer: it serves no other request.
     if (transport.dns !== null && transport.dns.retires(this, false)) return;
     if (events.free.hasSubscribers || debug.enabled) this.freed();
