@@ -96,8 +96,10 @@ for (const { mode, title, from } of SCENARIOS) describe(`a learned limit lapses:
       await fetch.close();
     }
     assertReuseResumed();
-    assert.ok(refuted.length >= 1, 'the limit lapsed');
-    for (const why of refuted) assert.match(why, /^no server close or request failure in \d+ ms of trial since a socket reached it$/);
+    // The limit went, by its trial or by a reuse that outlived it, and no
+    // words speak of a probe the transport never kept.
+    assert.ok(refuted.length >= 1, 'the limit was refuted');
+    for (const why of refuted) assert.match(why, /^(no server close or request failure in \d+ ms of trial since a socket reached it|contradicted by a reuse after \d+ ms)$/);
   });
 
   for (const { name, major, node, runs, load } of UNDICI_MAJORS.filter((entry) => entry.major >= 7)) {
