@@ -23,7 +23,8 @@ class TlsSessions {
 
   /** tls.connect(options), offering the session kept for its origin, and keeping the ones the server gives. */
   connect(options) {
-    if (this.#max === 0) return tls.connect(options);
+    // A session the caller gave (the `session` option) is theirs to offer.
+    if (this.#max === 0 || options.session !== undefined) return tls.connect(options);
     const name = `${options.host}:${options.port}:${options.servername ?? ''}`;
     const session = this.#sessions.get(name);
     const socket = tls.connect(session === undefined ? options : { ...options, session });
