@@ -125,7 +125,9 @@ for (const protocol of PROTOCOLS) {
           if (conn.id > 0 && inPool(agent, conn.tcp.remotePort)) closedInPool.push(conn.id);
         },
       });
-      agent = createAgent(protocol);
+      // A free timeout of the agent's own beyond the limit, so that the
+      // server closes the first socket, not the agent.
+      agent = createAgent(protocol, { freeSocketTimeout: 2 * UNANNOUNCED_LIMIT });
 
       // Learn: one socket left idle until the server closes it.
       const started = Date.now();
