@@ -44,7 +44,8 @@ function headerObject(raw) {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
     const value = raw[i + 1];
-    const known = out[name];
+    // Own values only: out.__proto__ would read the prototype.
+    const known = Object.hasOwn(out, name) ? out[name] : undefined;
     if (known === undefined) {
       if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, configurable: true, writable: true });
       else out[name] = value;
