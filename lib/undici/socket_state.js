@@ -61,6 +61,7 @@ class SocketState {
     this.deadline = Infinity; // when an idle socket goes, by a learned limit
     this.allowedMs = Infinity; // the idle time that deadline allows
     this.timer = null;
+    this.ttlTimer = null; // socketActiveTTL's (./socket_limits.js)
   }
 
   /** undici wrote `exchange`'s request on the socket. */
@@ -71,6 +72,7 @@ class SocketState {
     exchange.state = this;
     this.requestStartedAt = at;
     this.idleBeforeReuse = this.requestsFinished > 0 ? at - this.freedAt : 0;
+    this.origin.transport.limitsOfSockets.started(this);
     if (this.requestsFinished > 0) {
       this.origin.stats.reusedRequests++;
       if (events.reuse.hasSubscribers) this.origin.transport.publish(events.reuse, {}, this.origin, this.socket);
@@ -91,6 +93,7 @@ class SocketState {
     if (events.free.hasSubscribers) transport.publish(events.free, {}, origin, this.socket);
     if (this.idleBeforeReuse > 0) transport.alive(this, at);
     if (origin.trialEnd <= at) transport.lapse(origin, at);
+    if (transport.limitsOfSockets.freed(this)) return;
     this.arm();
   }
 
