@@ -31,7 +31,11 @@ describe('steady-agent/fetch after npm\'s undici installed its global dispatcher
       // The bundled undici installs its Agent at the first fetch; then another kind replaces it.
       globalThis.fetch('data:,').then((res) => res.arrayBuffer());
       const undici = require('undici');
-      undici.setGlobalDispatcher(new undici.RetryAgent(new undici.Agent()));
+      const other = new undici.RetryAgent(new undici.Agent());
+      // Both slots: the bundled undici reads '.2' from its major 8 (Node 26).
+      for (const slot of ['undici.globalDispatcher.1', 'undici.globalDispatcher.2']) {
+        if (Object.hasOwn(globalThis, Symbol.for(slot))) globalThis[Symbol.for(slot)] = other;
+      }
       const dc = require('node:diagnostics_channel');
       const { createFetch } = require('steady-agent/fetch');
       const fetch = createFetch();
