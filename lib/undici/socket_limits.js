@@ -128,9 +128,12 @@ class SocketLimits {
   }
 }
 
+// A TTL past the largest timer is waited for in steps.
 function ttlReached(state) {
   state.ttlTimer = null;
-  if (!state.active && state.connected) state.close(CLOSE_REASONS.TTL);
+  const left = state.createdAt + state.origin.transport.limitsOfSockets.ttl - now();
+  if (left > 0) state.ttlTimer = setTimeout(ttlReached, Math.min(left, MAX_TIMER), state);
+  else if (!state.active && state.connected) state.close(CLOSE_REASONS.TTL);
 }
 
 // A socket listener: `this` is the socket. Quiet while connecting or
