@@ -91,6 +91,7 @@ class Transport {
       https: createProxyRoutes(normalized.proxy, 'https:', null),
     };
     this.resendBuffered = resendBuffered;
+    this.keepAlive = normalized.keepAlive;
     this.maxSockets = normalized.maxSockets ?? Infinity;
     this.maxQueue = normalized.maxQueue;
     this.queueTimeout = normalized.queueTimeout;
@@ -149,7 +150,7 @@ class Transport {
     const key = opts.origin;
     const origin = this.origin(typeof key === 'string' ? key : String(key?.origin ?? key));
     // keepAlive: false: undici closes the connection after the response.
-    if (!this.options.keepAlive) opts = { ...opts, reset: true };
+    if (!this.keepAlive) opts = { ...opts, reset: true };
     if (origin.proxy !== null && origin.scheme === 'http') opts = forwardRequest(opts, origin);
     const exchange = typeof handler.onRequestStart === 'function'
       ? new ControllerExchange(this, opts, handler, origin)
