@@ -12,7 +12,8 @@ export type { AgentStats, ReusedSocketError, ReusedSocketMarks, UnsupportedOptio
 export type ConnectionOptions = Pick<HttpsOptions,
   | 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'rejectUnauthorized' | 'ciphers' | 'ecdhCurve' | 'crl' | 'sigalgs'
   | 'minVersion' | 'maxVersion' | 'secureOptions' | 'secureProtocol' | 'honorCipherOrder' | 'dhparam' | 'sessionIdContext'
-  | 'privateKeyEngine' | 'privateKeyIdentifier' | 'checkServerIdentity' | 'clientCertEngine'
+  | 'privateKeyEngine' | 'privateKeyIdentifier' | 'checkServerIdentity' | 'clientCertEngine' | 'secureContext'
+  | 'allowPartialTrustChain' | 'minDHSize' | 'session' | 'requestOCSP' | 'pskCallback' | 'pskIdentityHint'
   | 'family' | 'hints' | 'lookup' | 'localAddress' | 'servername' | 'autoSelectFamily' | 'autoSelectFamilyAttemptTimeout'>;
 
 /**

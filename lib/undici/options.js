@@ -11,6 +11,7 @@
 // naming the option and why. A key whose value is undefined is not given.
 const { UnsupportedOptionError } = require('../errors');
 const { count, duration } = require('../options/grammar');
+const { TLS_ACCEPTANCE_OPTIONS } = require('../options/tls_options');
 
 // The agent's options the transport applies (lib/options/normalize.js
 // validates them). keepAliveTimeout is the agent's deprecated alias of
@@ -22,12 +23,12 @@ const AGENT = new Set([
   'maxQueue', 'queueTimeout', 'connectTimeout', 'proxy', 'noProxy', 'proxyEnv', 'dns',
 ]);
 
-// tls.connect's options, as https.Agent passes them on.
-const TLS_OPTIONS = Object.freeze([
-  'ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'ciphers', 'ecdhCurve', 'crl', 'sigalgs',
-  'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'honorCipherOrder', 'dhparam', 'sessionIdContext',
-  'privateKeyEngine', 'privateKeyIdentifier', 'checkServerIdentity', 'clientCertEngine',
-]);
+// tls.connect's options, as https.Agent passes them on: every option that
+// changes what the client accepts (lib/options/tls_options.js), so that
+// none is dropped. They are the dispatcher's, never a request's (undici's
+// dispatch options carry none), so one origin's connections all share them.
+// ALPNProtocols is the transport's own: undici speaks http/1.1 on these sockets.
+const TLS_OPTIONS = Object.freeze(TLS_ACCEPTANCE_OPTIONS.filter((key) => key !== 'ALPNProtocols'));
 
 // net.connect's options connect() passes on (and servername, TLS's name to verify).
 const NET_OPTIONS = Object.freeze(['family', 'hints', 'lookup', 'localAddress', 'autoSelectFamily', 'autoSelectFamilyAttemptTimeout', 'servername']);
@@ -40,6 +41,7 @@ const REFUSED = Object.freeze({
   scheduling: 'undici picks the idle connection a request goes on; there is no lifo or fifo to choose',
   maxCachedSessions: 'the transport keeps no TLS session cache of its own',
   agentKeepAliveTimeoutBuffer: 'it is Node\'s agent\'s name for the margin before a server\'s announced limit: use "serverTimeoutMargin"',
+  ALPNProtocols: 'the transport speaks HTTP/1.1 only, and offers just that',
 });
 
 // undici's Agent options createDispatcher hands to undici's Agent as they are, with undici's meaning.
