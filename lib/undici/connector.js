@@ -27,8 +27,17 @@ function connector(transport) {
     const port = Number(params.port || (secure ? 443 : 80));
     const origin = transport.byName.get(`${host}:${port}:`) ?? transport.origin(`${params.protocol}//${params.host ?? params.hostname}`);
     const open = (err) => {
-      if (err) callback(err, null);
-      else openSocket(transport, origin, params, secure, callback);
+      if (err) {
+        callback(err, null);
+        return;
+      }
+      try {
+        openSocket(transport, origin, params, secure, callback);
+      } catch (error) {
+        // net.connect or tls.connect refused its options: no socket holds the place.
+        transport.limitsOfSockets.released();
+        callback(error, null);
+      }
     };
     if (transport.limitsOfSockets.place(open)) open();
   };
