@@ -193,14 +193,23 @@ const OPTIONS = {
     assert.equal(originStats(dispatcher).free, 1);
   },
   async maxTotalSockets({ door, keep, make }) {
-    const one = keep(await createServer('http:'));
+    const one = keep(await createHoldingServer('http:'));
     const two = keep(await createServer('http:'));
     const { client, dispatcher } = make({ maxTotalSockets: 1, freeSocketTimeout: 10000 });
+    // An idle socket of another origin gives its place up at once.
     await door.send(one.url('/'), client);
-    await door.send(two.url('/'), client);
-    const reasons = Object.values(dispatcher.getStats().origins).map((stats) => stats.closeReasons);
-    await waitFor(() => Object.values(dispatcher.getStats().origins).some((stats) => stats.socketsClosed === 1));
-    assert.deepEqual(Object.values(dispatcher.getStats().origins).map((stats) => stats.closeReasons), [{ 'total-limit': 1 }, {}], JSON.stringify(reasons));
+    assert.equal(await door.send(two.url('/a'), client), 'ok GET /a');
+    // With none idle, the new origin's connect waits for one to go free.
+    const held = door.send(one.url('/hold'), client);
+    await waitFor(() => one.held === 1);
+    const waiting = door.send(two.url('/b'), client);
+    one.release();
+    assert.equal(await held, 'ok /hold');
+    assert.equal(await waiting, 'ok GET /b');
+    const reasons = () => Object.values(dispatcher.getStats().origins).map((stats) => stats.closeReasons['total-limit'] ?? 0);
+    await waitFor(() => reasons().reduce((a, b) => a + b) === 3);
+    assert.deepEqual(reasons(), [2, 1]);
+    assert.equal(one.accepted + two.accepted, 4);
   },
   async maxQueue({ door, keep, make }) {
     const server = keep(await createHoldingServer('http:'));
