@@ -22,7 +22,9 @@ function child(script, url) {
   });
 }
 
-describe('steady-agent/fetch after npm\'s undici installed its global dispatcher', () => {
+describe('steady-agent/fetch after npm\'s undici installed its global dispatcher', function () {
+  // Each test starts a Node process, which loads undici: slow on a loaded machine.
+  this.timeout(120000);
   const { keep } = closeAfterEach();
 
   it('where the global dispatcher is no Agent, falls back to the agent: a stale GET is still resent', async () => {
