@@ -330,7 +330,7 @@ describe('every option of docs/options.md, through createFetch and createDispatc
 
   for (const door of DOORS) {
     describe(`${door.entry}${door.entry === 'createDispatcher' ? ` (${newest.name})` : ''}`, function () {
-      this.timeout(20000);
+      this.timeout(60000);
       const closers = [];
       const keep = (handle) => {
         closers.push(() => handle.close());
@@ -378,7 +378,7 @@ describe('every option of docs/options.md, through createFetch and createDispatc
 });
 
 describe('undici\'s own options: createDispatcher applies them, createFetch refuses them', function () {
-  this.timeout(20000);
+  this.timeout(60000);
   const closers = [];
   const keep = (handle) => {
     closers.push(() => handle.close());
