@@ -7,13 +7,14 @@ export type { AgentStats, ReusedSocketError, ReusedSocketMarks, UnsupportedOptio
 /**
  * The TLS and socket options the transport's connections take, as
  * `tls.connect` and `net.connect` read them (the TLS ones for https
- * requests only).
+ * requests only). `requestOCSP` and `pskIdentityHint` apply too; Node's
+ * types do not declare them for an agent.
  */
 export type ConnectionOptions = Pick<HttpsOptions,
   | 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'rejectUnauthorized' | 'ciphers' | 'ecdhCurve' | 'crl' | 'sigalgs'
   | 'minVersion' | 'maxVersion' | 'secureOptions' | 'secureProtocol' | 'honorCipherOrder' | 'dhparam' | 'sessionIdContext'
   | 'privateKeyEngine' | 'privateKeyIdentifier' | 'checkServerIdentity' | 'clientCertEngine' | 'secureContext'
-  | 'allowPartialTrustChain' | 'minDHSize' | 'session' | 'requestOCSP' | 'pskCallback' | 'pskIdentityHint'
+  | 'allowPartialTrustChain' | 'minDHSize' | 'session' | 'pskCallback'
   | 'family' | 'hints' | 'lookup' | 'localAddress' | 'servername' | 'autoSelectFamily' | 'autoSelectFamilyAttemptTimeout'>;
 
 /**
