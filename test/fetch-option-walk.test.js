@@ -241,6 +241,12 @@ const OPTIONS = {
     assert.equal(await door.send(secure.url('/b'), client), 'ok GET /b');
     assert.deepEqual(proxy.requestLines, [`GET http://127.0.0.1:${plain.port}/a`, `CONNECT 127.0.0.1:${secure.port}`]);
     assert.equal(proxy.authFailures, 0);
+    // An https: proxy, trusted by the same `ca`: TLS to the proxy, and TLS to the origin inside it.
+    const tlsProxy = keep(await startProxy({ protocol: 'https:' }));
+    const viaTls = make({ proxy: tlsProxy.url(), ...tlsOptions('https:') });
+    assert.equal(await door.send(secure.url('/tls'), viaTls.client), 'ok GET /tls');
+    assert.equal(await door.send(plain.url('/tls'), viaTls.client), 'ok GET /tls');
+    assert.deepEqual(tlsProxy.requestLines, [`CONNECT 127.0.0.1:${secure.port}`, `GET http://127.0.0.1:${plain.port}/tls`]);
     // A proxy that refuses: the request fails, never sent around it.
     const refused = make({ proxy: `http://127.0.0.1:${await refusedPort()}/` });
     const err = await failure(door.send(plain.url('/c'), refused.client), door.viaFetch);

@@ -67,6 +67,8 @@ function openSocket(transport, origin, params, secure, callback) {
   connectOptions.keepAliveInitialDelay = options.keepAliveMsecs;
   if (transport.limitsOfSockets.timeout > 0) connectOptions.timeout = transport.limitsOfSockets.timeout;
   if (!secure) {
+    // An https: proxy is verified against the default roots and `ca`, for http origins too.
+    if (options.ca !== undefined) connectOptions.ca = options.ca;
     const socket = proxy.connectForward(connectOptions);
     adopt(transport, origin, socket, socket.encrypted === true, true, callback);
     return;
