@@ -20,7 +20,7 @@ export type ConnectionOptions = Pick<HttpsOptions,
 /**
  * What `createFetch` takes: every option of the agent (docs/options.md)
  * but `scheduling`, and the TLS and socket options. Another key (undici's
- * own, Node's agent's `scheduling` or `maxCachedSessions`, a misspelling)
+ * own, Node's agent's `scheduling`, a misspelling)
  * throws `ERR_STEADY_UNSUPPORTED_OPTION` when the fetch is made. `timeout`
  * is off unless given.
  */

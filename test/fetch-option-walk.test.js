@@ -432,7 +432,6 @@ describe('undici\'s own options: createDispatcher applies them, createFetch refu
       ['allowH2', true, /HTTP\/1.1 only/],
       ['pipelining', 4, /one request per connection/],
       ['socketPath', '/tmp/x.sock', /over TCP only/],
-      ['maxCachedSessions', 10, /no TLS session cache/],
     ]) {
       assert.throws(() => createDispatcher(undici, { [option]: value }), { name: 'UnsupportedOptionError', option, message: why });
     }

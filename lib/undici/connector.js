@@ -10,7 +10,7 @@
 // (./socket_limits.js). The transport is an instance each function is
 // given, never a require back.
 const net = require('node:net');
-const tls = require('node:tls');
+const debug = require('debug')('steady-agent');
 const { track } = require('./channel');
 const { SocketState, listen } = require('./socket_state');
 const { headerValue } = require('./exchange');
@@ -58,7 +58,7 @@ function openSocket(transport, origin, params, secure, callback) {
   }
   const proxy = origin.proxy;
   if (proxy === null) {
-    adopt(transport, origin, secure ? tls.connect(connectOptions) : net.connect(connectOptions), secure, true, callback);
+    adopt(transport, origin, secure ? transport.tlsSessions.connect(connectOptions) : net.connect(connectOptions), secure, true, callback);
     return;
   }
   // The connection to the proxy carries the probes and the active timeout
@@ -74,7 +74,7 @@ function openSocket(transport, origin, params, secure, callback) {
     return;
   }
   const watch = (socket) => transport.connectTimeout?.watchTunnel(socket) ?? null;
-  proxy.tunnel(connectOptions, tls.connect, (err, socket) => {
+  proxy.tunnel(connectOptions, (tlsOptions) => transport.tlsSessions.connect(tlsOptions), (err, socket) => {
     if (!err) {
       adopt(transport, origin, socket, true, false, callback);
       return;
@@ -91,7 +91,7 @@ function openSocket(transport, origin, params, secure, callback) {
  */
 function adopt(transport, origin, socket, secure, watchConnect, callback) {
   const options = transport.options;
-  const state = new SocketState(origin, socket, secure);
+  const state = new SocketState(origin, socket, secure, ++transport.created);
   track(socket, state);
   origin.connections.add(state);
   origin.stats.socketsCreated++;
@@ -107,6 +107,7 @@ function adopt(transport, origin, socket, secure, watchConnect, callback) {
     state.connectMs = now() - state.createdAt;
     state.freedAt = now();
     if (events.create.hasSubscribers) transport.publish(events.create, {}, origin, socket);
+    if (debug.enabled) debug('%s created', state.name);
     callback(null, socket);
   };
   const failed = (err) => {

@@ -50,13 +50,13 @@ function dispatcherClass(Agent, name, ClientClosedError) {
           transport.stop();
           throw err;
         }
-        transport.dispatcher = this;
-        transport.send = (opts, handler) => super.dispatch(opts, handler);
+        transport.attach(this, (opts, handler) => super.dispatch(opts, handler));
         this.#transport = transport;
       }
 
       dispatch(opts, handler) {
         if (handler === null || typeof handler !== 'object' || opts === null || typeof opts !== 'object' || this.closed || this.destroyed) {
+          if (this.#done !== null && opts !== null && typeof opts === 'object') this.#transport.refused(opts);
           if (!this.#closedOnly || ClientClosedError === undefined || handler === null || typeof handler !== 'object') return super.dispatch(opts, handler);
           // A request after close() fails as undici's own Agent would before its destroy.
           failHandler(handler, new ClientClosedError());

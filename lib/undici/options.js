@@ -21,6 +21,8 @@ const AGENT = new Set([
   'keepAlive', 'keepAliveMsecs', 'tcpKeepAlive', 'freeSocketTimeout', 'freeSocketKeepAliveTimeout', 'timeout',
   'socketActiveTTL', 'serverTimeoutMargin', 'learnServerTimeout', 'maxSockets', 'maxFreeSockets', 'maxTotalSockets',
   'maxQueue', 'queueTimeout', 'connectTimeout', 'proxy', 'noProxy', 'proxyEnv', 'dns',
+  // https.Agent's: the TLS sessions kept per origin (./tls_sessions.js).
+  'maxCachedSessions',
 ]);
 
 // tls.connect's options, as https.Agent passes them on: every option that
@@ -39,7 +41,6 @@ const SOCKET = new Set([...TLS_OPTIONS, ...NET_OPTIONS]);
 const REFUSED = Object.freeze({
   __proto__: null,
   scheduling: 'undici picks the idle connection a request goes on; there is no lifo or fifo to choose',
-  maxCachedSessions: 'the transport keeps no TLS session cache of its own',
   agentKeepAliveTimeoutBuffer: 'it is Node\'s agent\'s name for the margin before a server\'s announced limit: use "serverTimeoutMargin"',
   ALPNProtocols: 'the transport speaks HTTP/1.1 only, and offers just that',
 });

@@ -26,7 +26,6 @@ const every: FetchOptions = {
 createFetch({ connections: 1 });
 // @ts-expect-error: the transport picks the connection: no scheduling
 createFetch({ scheduling: 'lifo' });
-// @ts-expect-error: no TLS session cache of its own
 createFetch({ maxCachedSessions: 10 });
 try {
   createFetch({ maxSockets: 1 });
