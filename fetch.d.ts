@@ -29,6 +29,7 @@ export interface FetchOptions extends KeepAliveOptions, ConnectionOptions {}
 /** `getStats()` of a fetch: the agent's counters, and the transport in use. */
 export interface FetchStats extends AgentStats {
   /**
+   * Not enumerable (the counters keep the agent's shape).
    * `'undici (bundled)'`: a subclass of the bundled undici's Agent;
    * `'undici (npm)'`: of the npm undici's Agent the bundled fetch dispatches
    * through; `'agent'`: through HttpAgent / HttpsAgent, where the global

@@ -170,7 +170,9 @@ function createFetch(options) {
   }
 
   const transportName = transportAgent().name;
-  fetch.getStats = () => ({ transport: transportName, ...transport.getStats() });
+  // The transport is named without changing the counters' shape, the
+  // agent's on every transport: a property that is not enumerable.
+  fetch.getStats = () => Object.defineProperty(transport.getStats(), 'transport', { value: transportName });
   fetch.close = () => transport.close();
   // The dispatcher the events name as `agent` (steady-agent/otel's observeAgent takes it).
   fetch.dispatcher = transport;
