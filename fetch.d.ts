@@ -14,7 +14,7 @@ export type ConnectionOptions = Pick<HttpsOptions,
   | 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'rejectUnauthorized' | 'ciphers' | 'ecdhCurve' | 'crl' | 'sigalgs'
   | 'minVersion' | 'maxVersion' | 'secureOptions' | 'secureProtocol' | 'honorCipherOrder' | 'dhparam' | 'sessionIdContext'
   | 'privateKeyEngine' | 'privateKeyIdentifier' | 'checkServerIdentity' | 'clientCertEngine' | 'secureContext'
-  | 'allowPartialTrustChain' | 'minDHSize' | 'session' | 'pskCallback'
+  | 'allowPartialTrustChain' | 'minDHSize' | 'session' | 'pskCallback' | 'maxCachedSessions'
   | 'family' | 'hints' | 'lookup' | 'localAddress' | 'servername' | 'autoSelectFamily' | 'autoSelectFamilyAttemptTimeout'>;
 
 /**
