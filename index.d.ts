@@ -240,6 +240,20 @@ declare namespace HttpAgent {
     cause: Error;
   }
 
+  /**
+   * The error of an option steady-agent/fetch's `createFetch` or
+   * steady-agent/undici's `createDispatcher` cannot apply: thrown when the
+   * fetch or dispatcher is made, never ignored.
+   */
+  interface UnsupportedOptionError extends TypeError {
+    name: 'UnsupportedOptionError';
+    code: 'ERR_STEADY_UNSUPPORTED_OPTION';
+    /** The option, as given. */
+    option: string;
+    /** The function given it. */
+    entry: 'createFetch' | 'createDispatcher';
+  }
+
   /** agentkeepalive's counters. */
   interface Counters {
     createSocketCount: number;

@@ -206,6 +206,21 @@ class UnsupportedRequestError extends Error {
   }
 }
 
+/**
+ * An option steady-agent/fetch or steady-agent/undici cannot apply: it
+ * throws rather than being ignored. `entry` is the function given it
+ * (createFetch, createDispatcher), `reason` says why and what to use.
+ */
+class UnsupportedOptionError extends TypeError {
+  constructor(entry, option, reason) {
+    super(`${entry}() cannot apply the "${option}" option: ${reason}`);
+    this.name = 'UnsupportedOptionError';
+    this.code = 'ERR_STEADY_UNSUPPORTED_OPTION';
+    this.option = option;
+    this.entry = entry;
+  }
+}
+
 /** createDispatcher() was given something other than undici 6, 7 or 8. */
 class UnsupportedUndiciError extends TypeError {
   constructor(found) {
@@ -219,6 +234,7 @@ class UnsupportedUndiciError extends TypeError {
 module.exports = {
   UnsupportedRequestError,
   UnsupportedUndiciError,
+  UnsupportedOptionError,
   SocketTimeoutError,
   AgentDestroyedError,
   AgentClosedError,

@@ -12,6 +12,7 @@ const {
   InvalidOptionValueError,
   PeerDependencyMissingError,
   DnsNotFoundError,
+  UnsupportedOptionError,
 } = require('../lib/errors');
 
 describe('errors', () => {
@@ -24,6 +25,16 @@ describe('errors', () => {
     // agentkeepalive's message, exactly: code in the wild compares it.
     assert.equal(err.message, 'Socket timeout');
     assert.equal(err.socketName, 'sock[1#localhost:80:]');
+  });
+
+  it('UnsupportedOptionError names the option, the entry point and why', () => {
+    const err = new UnsupportedOptionError('createFetch', 'scheduling', 'undici picks the connection');
+    assert.ok(err instanceof TypeError);
+    assert.equal(err.name, 'UnsupportedOptionError');
+    assert.equal(err.code, 'ERR_STEADY_UNSUPPORTED_OPTION');
+    assert.equal(err.option, 'scheduling');
+    assert.equal(err.entry, 'createFetch');
+    assert.equal(err.message, 'createFetch() cannot apply the "scheduling" option: undici picks the connection');
   });
 
   it('AgentDestroyedError has code ERR_AGENT_DESTROYED', () => {

@@ -30,6 +30,7 @@ const { pipeline } = require('node:stream');
 // Every module of the agent this transport uses, in one place.
 const { HttpAgent, HttpsAgent } = require('../../index');
 const { UnsupportedRequestError } = require('../errors');
+const { sortOptions } = require('../undici/options');
 
 /** Node's raw header strings as the Buffers undici's handlers expect. */
 function rawBuffers(raw) {
@@ -318,8 +319,12 @@ class Exchange {
  */
 class AgentDispatch {
   constructor(options) {
-    this.http = new HttpAgent(options);
-    this.https = new HttpsAgent(options);
+    // The options the native transport takes, and nothing else; its default
+    // active timeout too (none: undici's own bound a quiet response there).
+    const { agent, timeoutGiven } = sortOptions(options, 'createFetch');
+    const agentOptions = timeoutGiven || agent === null || typeof agent !== 'object' ? agent : { ...agent, timeout: 0 };
+    this.http = new HttpAgent(agentOptions);
+    this.https = new HttpsAgent(agentOptions);
   }
 
   dispatch(opts, handler) {

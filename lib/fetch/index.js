@@ -6,17 +6,22 @@
 // parses, redirects, decodes and builds the Response. Nothing here loads
 // undici from npm.
 //
-// The dispatcher is, where we can reach it, a subclass of the bundled
-// undici's own Agent class over steady-agent's transport
-// (lib/undici/dispatcher.js). No module exports that class: it is the
-// constructor of the global dispatcher the bundled undici installs when
-// fetch first runs (globalThis[Symbol.for('undici.globalDispatcher.2')] on
-// undici 7.? and 8, '.1' before; checked on Node 18.20, 20.20, 22.23, 24.21
-// and 26.12). Where that dispatcher is not the bundled Agent (npm's undici
-// was loaded first and installed its own, or the caller set another), its
-// class would speak another major's protocol to Node's fetch: the requests
-// then go through the agent instead (lib/fetch/adapter.js), slower but
-// right with any global dispatcher.
+// The dispatcher is a subclass of an undici Agent class over
+// steady-agent's transport (lib/undici/dispatcher.js): of the bundled
+// undici's Agent where we can reach it, else of the Agent class the bundled
+// fetch itself dispatches through (npm's undici, installed as the global
+// dispatcher: undici keeps its global dispatcher usable by every major's
+// fetch). No module exports the bundled class: it is the constructor of the
+// global dispatcher the bundled undici installs when it loads, at the
+// first fetch call (globalThis[Symbol.for('undici.globalDispatcher.2')] on
+// undici 8, '.1' before; checked on Node 18.20, 20.20, 22.23, 24.22 and
+// 26.12). Where npm's undici installed its dispatcher first and the bundled
+// undici is not loaded yet, the bundled one is loaded with that global
+// slot empty, its Agent taken, and the global put back as it was: the
+// import order changes nothing. Only where the dispatcher the bundled fetch
+// reads is no Agent (the caller set another kind) do the requests go
+// through the agent instead (lib/fetch/adapter.js); getStats().transport
+// says which.
 //
 // A call that failed on a reused connection before any byte of its response,
 // that the agent judged replayable (idempotent, or keyed), is made once more
@@ -35,6 +40,8 @@ const { channels, publish } = require('../observe/channels');
 const nativeFetch = globalThis.fetch;
 
 const GLOBAL_DISPATCHERS = [Symbol.for('undici.globalDispatcher.2'), Symbol.for('undici.globalDispatcher.1')];
+// The slot the bundled fetch reads its global dispatcher from: '.2' from undici 8 on.
+const BUNDLED_SLOT = Number(String(process.versions.undici ?? '0').split('.')[0]) >= 8 ? GLOBAL_DISPATCHERS[0] : GLOBAL_DISPATCHERS[1];
 
 /** True when `Class` is exported by a module loaded from a file (npm's undici), not Node's own. */
 function loadedFromFile(Class) {
@@ -45,30 +52,68 @@ function loadedFromFile(Class) {
   return false;
 }
 
-let bundled; // the bundled undici's Agent class, null where unknown
+/** `value`'s class, if it is an undici Agent class; else null. */
+function agentClass(value) {
+  const Class = value?.constructor;
+  return typeof Class === 'function' && Class.name === 'Agent' && typeof Class.prototype.dispatch === 'function' ? Class : null;
+}
 
-/** The bundled undici's Agent class, or null: the global dispatcher's class, if it is Node's own Agent. */
-function bundledAgent() {
+/**
+ * Loads the bundled undici with its global slot empty, so that it installs
+ * its own Agent; then puts every slot back as it was (where the slot was
+ * empty already, what the bundled undici installs stays: it would have
+ * anyway). Returns that Agent's class, or null (the bundled undici was
+ * loaded already: it installs nothing, and the call fails at once).
+ */
+function loadBundledAside() {
+  const saved = GLOBAL_DISPATCHERS.map((symbol) => globalThis[symbol]);
+  const aside = globalThis[BUNDLED_SLOT] !== undefined;
+  let Class = null;
+  try {
+    if (aside) globalThis[BUNDLED_SLOT] = undefined;
+    try {
+      nativeFetch('data:,').then((res) => res.arrayBuffer(), () => {});
+    } catch {
+      // the bundled undici was loaded already and found no dispatcher
+    }
+    const installed = globalThis[BUNDLED_SLOT];
+    if (installed != null && !loadedFromFile(installed.constructor)) Class = agentClass(installed);
+  } finally {
+    if (aside) GLOBAL_DISPATCHERS.forEach((symbol, i) => { globalThis[symbol] = saved[i]; });
+  }
+  return Class;
+}
+
+let bundled; // { Agent, name }: the Agent class the transport subclasses, null for the adapter
+
+/** The Agent class steady-agent/fetch's transport subclasses, and what it is; `Agent` null for the adapter. */
+function transportAgent() {
   if (bundled !== undefined) return bundled;
+  if (typeof nativeFetch !== 'function') return (bundled = { Agent: null, name: 'agent' });
   const installed = () => GLOBAL_DISPATCHERS.map((symbol) => globalThis[symbol]).find((value) => value != null);
   // The bundled undici loads, and installs its global dispatcher, at the
   // first fetch call (synchronously): a data: URL opens no connection.
-  if (installed() === undefined && typeof nativeFetch === 'function') nativeFetch('data:,').then((res) => res.arrayBuffer(), () => {});
-  const Class = installed()?.constructor;
-  bundled = typeof Class === 'function' && Class.name === 'Agent' && typeof Class.prototype.dispatch === 'function' &&
-    !loadedFromFile(Class) ? Class : null;
+  if (installed() === undefined) nativeFetch('data:,').then((res) => res.arrayBuffer(), () => {});
+  const current = globalThis[BUNDLED_SLOT] ?? installed();
+  let Class = agentClass(current);
+  if (Class !== null && !loadedFromFile(Class)) return (bundled = { Agent: Class, name: 'undici (bundled)' });
+  Class = loadBundledAside();
+  if (Class !== null) return (bundled = { Agent: Class, name: 'undici (bundled)' });
+  // The bundled fetch dispatches through npm's Agent: so does the transport.
+  Class = agentClass(globalThis[BUNDLED_SLOT]);
+  bundled = Class !== null ? { Agent: Class, name: 'undici (npm)' } : { Agent: null, name: 'agent' };
   return bundled;
 }
 
 // Known from the start: a steady-agent/fetch imported before npm's undici
 // gets the bundled class even if npm's then installs its own dispatcher.
-bundledAgent();
+transportAgent();
 
-/** The transport for createFetch: the native one where the bundled Agent is reachable, else the adapter. */
+/** The transport for createFetch: the native one where an Agent class is reachable, else the adapter. */
 function transportFor(options) {
-  const Agent = bundledAgent();
+  const { Agent } = transportAgent();
   if (Agent === null) return new AgentDispatch(options);
-  return new (transportClass(Agent, 'SteadyFetchDispatcher'))(options);
+  return new (transportClass(Agent, 'SteadyFetchDispatcher'))(options, { entry: 'createFetch' });
 }
 
 /**
@@ -124,7 +169,10 @@ function createFetch(options) {
     return nativeFetch(input, { ...init, dispatcher: transport });
   }
 
-  fetch.getStats = () => transport.getStats();
+  const transportName = transportAgent().name;
+  // The transport is named without changing the counters' shape, the
+  // agent's on every transport: a property that is not enumerable.
+  fetch.getStats = () => Object.defineProperty(transport.getStats(), 'transport', { value: transportName });
   fetch.close = () => transport.close();
   // The dispatcher the events name as `agent` (steady-agent/otel's observeAgent takes it).
   fetch.dispatcher = transport;

@@ -170,6 +170,34 @@ class ProxyRoutes {
     return undefined;
   }
 
+  /** The proxy's Proxy-Authorization value, or undefined (a transport that sends forward requests itself). */
+  get authorization() {
+    return this.#proxy.authorization;
+  }
+
+  /**
+   * For a transport that pools its sockets itself (steady-agent/undici): the
+   * connection to the proxy, for http requests in absolute form.
+   */
+  connectForward(options) {
+    return this.#connect(options);
+  }
+
+  /**
+   * For a transport that pools its sockets itself: a CONNECT tunnel to
+   * options.host:options.port, and `connectTls(options)` over it. Calls
+   * `done(err)` or `done(null, socket)` once; returns the connection to the
+   * proxy. `connectWatch`: the connect timeout's watch on that connection
+   * (ConnectTimeout#watchTunnel), or null.
+   */
+  tunnel(options, connectTls, done, watch) {
+    const socket = this.#connect(options);
+    openTunnel(socket, {
+      proxy: this.#proxy, options, timeout: options.timeout, connectWatch: watch(socket), connectTls, done,
+    });
+    return socket;
+  }
+
   #connect(options) {
     const proxy = this.#proxy;
     const connectOptions = {

@@ -8,6 +8,8 @@
 // gives), apart from the transport's state.
 const { Transport } = require('./transport');
 
+// Agent class -> Map of name -> our class: steady-agent/fetch and
+// createDispatcher may both subclass npm's Agent, with names and errors of their own.
 const classes = new WeakMap();
 
 /** Fails `handler` with `err`, in the handler's own protocol. */
@@ -18,14 +20,16 @@ function failHandler(handler, err) {
 
 /**
  * The dispatcher class over `Agent` (an undici Agent class), made once per
- * class: an Agent whose sockets and requests go through a Transport.
+ * class and name: an Agent whose sockets and requests go through a Transport.
  */
 function transportClass(Agent, name = 'SteadyDispatcher', errors = {}) {
   const { ClientClosedError } = errors;
-  let Class = classes.get(Agent);
+  let byName = classes.get(Agent);
+  if (byName === undefined) classes.set(Agent, (byName = new Map()));
+  let Class = byName.get(name);
   if (Class === undefined) {
     Class = dispatcherClass(Agent, name, ClientClosedError);
-    classes.set(Agent, Class);
+    byName.set(name, Class);
   }
   return Class;
 }
@@ -38,8 +42,8 @@ function dispatcherClass(Agent, name, ClientClosedError) {
       #done = null;
       #closedOnly = false; // close(), not destroy(): undici's close ends in a destroy of its own
 
-      constructor(options, { resendBuffered = false } = {}) {
-        const transport = new Transport(options, resendBuffered);
+      constructor(options, { resendBuffered = false, entry = 'createDispatcher' } = {}) {
+        const transport = new Transport(options, resendBuffered, entry);
         try {
           super(transport.agentOptions());
         } catch (err) {

@@ -65,6 +65,7 @@ class SocketState {
     this.deadline = Infinity; // when an idle socket goes, by a learned limit
     this.allowedMs = Infinity; // the idle time that deadline allows
     this.timer = null;
+    this.ttlTimer = null; // socketActiveTTL's (./socket_limits.js)
   }
 
   /** undici wrote `exchange`'s request on the socket. */
@@ -75,6 +76,7 @@ class SocketState {
     exchange.state = this;
     this.requestStartedAt = at;
     this.idleBeforeReuse = this.requestsFinished > 0 ? at - this.freedAt : 0;
+    this.origin.transport.limitsOfSockets.started(this);
     if (exchange.waitedMs >= 0) {
       this.origin.transport.publish(events.dequeued, { request: exchange.opts, waitedMs: exchange.waitedMs }, this.origin, this.socket);
       exchange.waitedMs = -1;
@@ -121,6 +123,8 @@ class SocketState {
     }
     // Its address left the host's answer: it serves no other request.
     if (transport.dns !== null && transport.dns.retires(this, false)) return;
+    // Its TTL, maxFreeSockets, or a connect waiting for a place (./socket_limits.js).
+    if (transport.limitsOfSockets.freed(this)) return;
     if (events.free.hasSubscribers || debug.enabled) this.freed();
     this.arm();
   }

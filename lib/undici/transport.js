@@ -8,18 +8,26 @@
 // (undici's `connect` option), the queue bounds, the agent's learning and
 // stale judgement applied to what the wrappers and states report, the close
 // reasons, events and getStats(). The class over undici's Agent is
-// ./dispatcher.js.
+// ./dispatcher.js; which option goes where, ./options.js; the agent's
+// limits on sockets (timeout, socketActiveTTL, maxFreeSockets,
+// maxTotalSockets), ./socket_limits.js.
 //
-// Not here: socketActiveTTL, maxFreeSockets, proxies.
-const net = require('node:net');
+// Proxies (`proxy`, `noProxy`, `proxyEnv`, with the agent's meaning and
+// lib/proxy's code): an https origin's sockets are CONNECT tunnels, one per
+// socket, pooled by undici as any socket; an http origin's requests go to
+// the proxy in absolute form (`GET http://host/path`), with
+// Proxy-Authorization, on connections to the proxy pooled per origin.
 const debug = require('debug')('steady-agent');
-const { subscribe, unsubscribe, track } = require('./channel');
-const { SocketState, listen } = require('./socket_state');
+const { subscribe, unsubscribe } = require('./channel');
 const { TlsSessions } = require('./tls_sessions');
 const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue } = require('./exchange');
+const { sortOptions } = require('./options');
+const { connector, forwardRequest } = require('./connector');
+const { SocketLimits } = require('./socket_limits');
 // Every module of the agent this transport uses, in one place.
 const { normalizeOptions } = require('../options/normalize');
-const { TLS_ACCEPTANCE_OPTIONS } = require('../options/tls_options');
+const { count } = require('../options/grammar');
+const { createProxyRoutes } = require('../proxy');
 const { OriginTable } = require('../observe/stats');
 const { ServerLimits } = require('../policy/server_limits');
 const { judgeFailure } = require('../policy/stale_judgement');
@@ -33,14 +41,6 @@ const { QueueFullError, UnsupportedRequestError } = require('../errors');
 // undici's keepAliveTimeout where freeSocketTimeout is 0 (no limit), and its
 // keepAliveMaxTimeout: the longest a server's hint may keep a socket.
 const NO_LIMIT_MS = 2 ** 31 - 1;
-
-// The agent's options tls.connect takes, as https.Agent passes them on: every
-// option that changes what the client accepts, so that none is dropped. The
-// transport takes them per dispatcher, never per request (undici's dispatch
-// options carry none), so one origin's connections all share them: the pools
-// that the agent must keep apart by name cannot meet here.
-// ALPNProtocols is the transport's own: undici speaks http/1.1 on these sockets.
-const TLS_OPTIONS = Object.freeze([...TLS_ACCEPTANCE_OPTIONS.filter((key) => key !== 'ALPNProtocols'), 'family', 'hints']);
 
 // The no-socket event's outcome per getStats() counter, as the agent names them.
 const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue', refusedAfterClose: 'agent-closed' });
@@ -58,6 +58,9 @@ class Origin {
     this.inFlight = 0; // dispatched and not ended
     this.queued = 0; // of those, waiting for a socket
     this.stats = transport.stats.use(this.name, host, port);
+    // The proxy routes its requests go through, or null: direct.
+    const routes = transport.proxies[this.scheme];
+    this.proxy = routes !== null && routes.proxies({ host, port }) ? routes : null;
     // The longest idle time after which a reused socket got its response.
     this.aliveMs = 0;
     // The trial of the learned limit: when the socket that started it was
@@ -70,10 +73,25 @@ class Origin {
 // ---- the transport ------------------------------------------------------------------
 /** The state of one dispatcher: options, origins, sockets, what was learned. */
 class Transport {
-  constructor(options, resendBuffered) {
-    const normalized = normalizeOptions(options);
+  constructor(options, resendBuffered, entry = 'createDispatcher') {
+    const sorted = sortOptions(options, entry);
+    const normalized = normalizeOptions(sorted.agent);
     this.options = normalized;
+    this.undiciOptions = sorted.undici;
+    this.limitsOfSockets = new SocketLimits(this, {
+      // The agent's default active timeout is not the transport's: undici's
+      // headersTimeout and bodyTimeout bound a quiet response already.
+      timeout: sorted.timeoutGiven ? normalized.timeout : 0,
+      socketActiveTTL: normalized.socketActiveTTL,
+      maxFreeSockets: normalized.maxFreeSockets ?? Infinity,
+      maxTotalSockets: count('maxTotalSockets', normalized.maxTotalSockets, 1) ?? Infinity,
+    });
+    this.proxies = {
+      http: createProxyRoutes(normalized.proxy, 'http:', null),
+      https: createProxyRoutes(normalized.proxy, 'https:', null),
+    };
     this.resendBuffered = resendBuffered;
+    this.keepAlive = normalized.keepAlive;
     this.maxSockets = normalized.maxSockets ?? Infinity;
     this.maxQueue = normalized.maxQueue;
     this.queueTimeout = normalized.queueTimeout;
@@ -92,7 +110,7 @@ class Transport {
     this.closing = false;
     this.stopped = false;
     this.created = 0; // sockets made: their ids
-    this.connect = this.connect.bind(this);
+    this.connect = connector(this);
     subscribe();
   }
 
@@ -108,10 +126,11 @@ class Transport {
   agentOptions() {
     const options = this.options;
     return {
+      ...this.undiciOptions,
       connect: this.connect,
       connections: Number.isFinite(this.maxSockets) ? this.maxSockets : null,
       keepAliveTimeout: options.freeSocketTimeout === 0 ? NO_LIMIT_MS : options.freeSocketTimeout,
-      keepAliveMaxTimeout: NO_LIMIT_MS,
+      keepAliveMaxTimeout: this.undiciOptions.keepAliveMaxTimeout ?? NO_LIMIT_MS,
       keepAliveTimeoutThreshold: this.margin,
     };
   }
@@ -136,6 +155,9 @@ class Transport {
     }
     const key = opts.origin;
     const origin = this.origin(typeof key === 'string' ? key : String(key?.origin ?? key));
+    // keepAlive: false: undici closes the connection after the response.
+    if (!this.keepAlive) opts = { ...opts, reset: true };
+    if (origin.proxy !== null && origin.scheme === 'http') opts = forwardRequest(opts, origin);
     const exchange = typeof handler.onRequestStart === 'function'
       ? new ControllerExchange(this, opts, handler, origin)
       : new LegacyExchange(this, opts, handler, origin);
@@ -159,51 +181,6 @@ class Transport {
   refused(opts) {
     const origin = this.origins.get(typeof opts.origin === 'string' ? opts.origin : String(opts.origin?.origin));
     if (origin !== undefined) this.noSocket(origin, 'refusedAfterClose', null, opts);
-  }
-
-  /** undici's connect: a socket of ours, connected. */
-  connect(params, callback) {
-    const secure = params.protocol === 'https:';
-    const host = params.hostname.startsWith('[') ? params.hostname.slice(1, -1) : params.hostname;
-    const port = Number(params.port || (secure ? 443 : 80));
-    const origin = this.byName.get(`${host}:${port}:`) ?? this.origin(`${params.protocol}//${params.host ?? params.hostname}`);
-    const options = this.options;
-    const connectOptions = { host, port, localAddress: params.localAddress ?? options.localAddress };
-    if (this.dns !== null) connectOptions.lookup = this.dns.lookup;
-    let socket;
-    if (secure) {
-      const servername = params.servername || options.servername || (net.isIP(host) ? undefined : host);
-      const tlsOptions = { ...connectOptions, servername, ALPNProtocols: ['http/1.1'] };
-      for (const key of TLS_OPTIONS) if (options[key] !== undefined) tlsOptions[key] = options[key];
-      socket = this.tlsSessions.connect(tlsOptions);
-    } else {
-      socket = net.connect(connectOptions);
-    }
-    const state = new SocketState(origin, socket, secure, ++this.created);
-    track(socket, state);
-    origin.connections.add(state);
-    origin.stats.socketsCreated++;
-    if (this.dns !== null) this.dns.track(host);
-    socket.setNoDelay(true);
-    if (options.tcpKeepAlive) socket.setKeepAlive(true, options.keepAliveMsecs);
-    listen(socket);
-    this.connectTimeout?.watch(socket);
-    const ready = () => {
-      socket.removeListener('error', failed);
-      state.connected = true;
-      state.connectMs = now() - state.createdAt;
-      state.freedAt = now();
-      if (events.create.hasSubscribers) this.publish(events.create, {}, origin, socket);
-      if (debug.enabled) debug('%s created', state.name);
-      callback(null, socket);
-    };
-    const failed = (err) => {
-      socket.removeListener(secure ? 'secureConnect' : 'connect', ready);
-      callback(err, null);
-    };
-    socket.once(secure ? 'secureConnect' : 'connect', ready);
-    socket.once('error', failed);
-    return socket;
   }
 
   /** The server closed `state`'s socket after `idleMs` idle: an observation (a collision when found by a request). */
@@ -325,7 +302,8 @@ class Transport {
     }
     const origin = state.origin;
     origin.connections.delete(state);
-    if (this.dns !== null) this.dns.untrack(origin.host);
+    if (this.dns !== null && origin.proxy === null) this.dns.untrack(origin.host);
+    this.limitsOfSockets.closed(state);
     let reason = state.closeReason;
     if (reason === null) {
       if (this.closing) reason = CLOSE_REASONS.AGENT_CLOSE;
@@ -392,6 +370,7 @@ class Transport {
       }
     }
     if (this.dns !== null) this.dns.stop();
+    this.limitsOfSockets.stop();
     unsubscribe();
   }
 }
