@@ -5,14 +5,16 @@
 // The "socket" here is a plain object: the state's transitions touch none of
 // it.
 const assert = require('node:assert/strict');
-const { SocketState, PHASES, stateOf, attachState } = require('../lib/agent/socket_state');
+const { SocketState, PHASES, stateOf, attachState } = require('../lib/state/socket_state');
 
 const agent = { name: 'an agent' };
+// What the socket's listeners reach: the agent's handler of socket events.
+const owner = { agent };
 const entry = { origin: 'a:1:' };
 
 function fresh(now = 100) {
   const socket = {};
-  const state = attachState(socket, new SocketState(socket, agent, { _agentKey: 'a:1:' }, entry, now, 7, 1700000000000));
+  const state = attachState(socket, new SocketState(socket, owner, { _agentKey: 'a:1:' }, entry, now, 7, 1700000000000));
   return { socket, state };
 }
 
@@ -83,7 +85,7 @@ describe('SocketState', () => {
   it('adds one property to the socket, once', () => {
     const socket = { a: 1 };
     const before = Reflect.ownKeys(socket).length;
-    const state = attachState(socket, new SocketState(socket, agent, {}, entry, 1, 0, 0));
+    const state = attachState(socket, new SocketState(socket, owner, {}, entry, 1, 0, 0));
     state.free(2, 3, 0);
     state.activate();
     state.markClosing('destroy');
@@ -109,7 +111,7 @@ describe('SocketState', () => {
 
   it('phase, limitedBy and closeReason, packed in a few bits each, read back every value written; an unknown one throws', () => {
     const { state } = fresh();
-    const { CLOSE_REASONS } = require('../lib/policy/close_reasons');
+    const { CLOSE_REASONS } = require('../lib/state/close_reasons');
     const flags = state.flags;
     for (const phase of Object.values(PHASES)) {
       for (const limitedBy of ['freeSocketTimeout', 'ttl', 'hint', 'learned']) {

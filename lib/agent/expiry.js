@@ -2,15 +2,15 @@
 
 // The end of a free socket's life: its free deadline, the sweep that finds
 // it due, the probe it may become, and its close. One per agent, held by the
-// lifecycle; the decisions (how long a socket may idle, what happens at its
+// agent; the decisions (how long a socket may idle, what happens at its
 // deadline) are policy/free_timeout's, this module applies them.
 const debug = require('debug')('steady-agent');
 const { socketFreeTimeout } = require('../options/normalize');
 const { idleAllowance, atDeadline } = require('../policy/free_timeout');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 const { takeOutOfPool, backToPool } = require('../core/agent_maps');
-const { ExpiredTimeout } = require('../core/timeout_event');
-const { PHASES, stateOf } = require('./socket_state');
+const { ExpiredTimeout } = require('../core/expired_timeout');
+const { PHASES, stateOf } = require('../state/socket_state');
 const clock = require('../timers/clock');
 const { FreeSocketSweeper } = require('../timers/free_socket_sweeper');
 const { SOCKET_NAME } = require('../constants');

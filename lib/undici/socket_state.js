@@ -35,7 +35,7 @@ const { stateOf } = require('./channel');
 // Every module of the agent this file uses, in one place.
 const { idleAllowance, atDeadline, capOf } = require('../policy/free_timeout');
 const { now } = require('../timers/clock');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 const { channels: events } = require('../observe/channels');
 
 class SocketState {
