@@ -251,4 +251,48 @@ describe('SocketState', () => {
     assert.equal(state.closeReason, 'upgrade');
     assert.equal(state.idle, false);
   });
+
+  it('every write is a method: the marks core and the agent set on it', () => {
+    const { state } = fresh();
+    state.connectedBefore();
+    assert.equal(state.connected, true);
+    assert.equal(state.connectMs, 0);
+    state.standInForCore(true);
+    assert.equal(state.coreListens, true);
+    state.coreLeft();
+    assert.equal(state.coreListens, false);
+    state.errorsToCore();
+    assert.equal(state.errorsOff, true);
+    state.errorsBack();
+    assert.equal(state.errorsOff, false);
+    state.markErrored();
+    state.markLearnedFrom();
+    assert.deepEqual([state.errored, state.learnedFrom], [true, true]);
+    state.givePlaceUp();
+    assert.deepEqual([state.placeGivenUp, state.removed], [true, true]);
+    state.followHost('example.test');
+    assert.equal(state.dnsHost, 'example.test');
+    state.limitBy('hint');
+    state.setFreeDeadline(500);
+    assert.deepEqual([state.limitedBy, state.freeDeadline], ['hint', 500]);
+    state.setRequests(5);
+    state.setRequestsFinished(4);
+    assert.deepEqual([state.requests, state.requestsFinished], [5, 4]);
+  });
+
+  it('tells the reuse event how it was last freed, once', () => {
+    const { state } = fresh();
+    assert.equal(state.takeFreedObserved(), 'handed');
+    state.freedSeen(true);
+    assert.equal(state.takeFreedObserved(), 'observed');
+    assert.equal(state.takeFreedObserved(), 'handed');
+    state.freedSeen(false);
+    assert.equal(state.takeFreedObserved(), 'unobserved');
+  });
+
+  it('reaches its agent through its owner, the one hop of its listeners', () => {
+    const { state } = fresh();
+    assert.equal(state.owner, owner);
+    assert.equal(state.agent, owner.agent);
+  });
 });
