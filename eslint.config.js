@@ -24,6 +24,20 @@ const seam = {
   ],
 };
 
+// Folders below lib/agent/ (test/layout.test.js checks the same, counting):
+// none requires a file of lib/agent/; and lib/core/ answers, the agent acts:
+// core calls no method of the agent's (Node's contract aside, which the
+// agent's own listeners keep).
+const LOWER = ['core', 'policy', 'timers', 'connect', 'options', 'observe', 'dns', 'proxy', 'state'];
+const noAgentRequire = {
+  selector: 'CallExpression[callee.name="require"] > Literal[value=/^\\.\\.\\/agent\\//]',
+  message: 'lib/agent/ is on top: a lower folder takes facts from it, never requires it',
+};
+const coreAnswers = [
+  { selector: 'CallExpression > MemberExpression.callee[object.name="agent"]', message: 'lib/core/ answers and the agent acts: no call of an agent method here' },
+  { selector: 'CallExpression > MemberExpression.callee > MemberExpression.object[property.name="agent"]', message: 'lib/core/ answers and the agent acts: no call of an agent method here' },
+];
+
 module.exports = [
   { ignores: ['node_modules/**', 'coverage/**', 'benchmark/results.*', 'test/types/.readme-*/**'] },
   js.configs.recommended,
@@ -46,6 +60,14 @@ module.exports = [
     files: ['lib/**/*.js'],
     ignores: ['lib/core/**'],
     rules: seam,
+  },
+  {
+    files: LOWER.filter((folder) => folder !== 'core').map((folder) => `lib/${folder}/**/*.js`),
+    rules: { 'no-restricted-syntax': [...seam['no-restricted-syntax'], noAgentRequire] },
+  },
+  {
+    files: ['lib/core/**/*.js'],
+    rules: { 'no-restricted-syntax': ['error', noAgentRequire, ...coreAnswers] },
   },
   {
     files: ['lib/**/*.js'],

@@ -7,7 +7,7 @@ module.exports = Object.freeze({
   CURRENT_ID: Symbol('agentkeepalive#currentId'),
   // agent[CREATE_ID](): the next socket id
   CREATE_ID: Symbol('agentkeepalive#createId'),
-  // agent[INIT_SOCKET](socket, options): tags and watches a new socket
+  // agent[INIT_SOCKET](socket, options): tags and listens to a new socket
   INIT_SOCKET: Symbol('agentkeepalive#initSocket'),
   // httpsAgent[CREATE_HTTPS_CONNECTION](options, cb): core's https createConnection
   CREATE_HTTPS_CONNECTION: Symbol('agentkeepalive#createHttpsConnection'),

@@ -9,8 +9,8 @@ const { once } = require('node:events');
 const { HttpAgent } = require('..');
 const { agentKeyOf, requestOf, poolOptions, builtHeader, replaceBuiltHeader } = require('../lib/core/private_fields');
 const { takeOutOfPool, backToPool, countOut, countIn, unqueue } = require('../lib/core/agent_maps');
-const { ExpiredTimeout } = require('../lib/core/timeout_event');
-const { stateOf } = require('../lib/agent/socket_state');
+const { ExpiredTimeout } = require('../lib/core/expired_timeout');
+const { stateOf } = require('../lib/state/socket_state');
 
 describe(`core seam (Node ${process.version})`, () => {
   let server;

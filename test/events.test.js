@@ -10,7 +10,7 @@ const { createServer } = require('./support/servers');
 const { createScriptedServer, rawResponse } = require('./support/raw');
 const { request, waitFor } = require('./support/request');
 const { watchAgent } = require('./support/channels');
-const { CLOSE_REASONS } = require('../lib/policy/close_reasons');
+const { CLOSE_REASONS } = require('../lib/state/close_reasons');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
 

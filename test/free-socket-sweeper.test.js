@@ -7,7 +7,7 @@
 // and timer-limits.test.js.
 const assert = require('node:assert/strict');
 const { DeadlineHeap, FreeSocketSweeper, sweepFree, EARLY_MAX_MS } = require('../lib/timers/free_socket_sweeper');
-const { SocketState, PHASES } = require('../lib/agent/socket_state');
+const { SocketState, PHASES } = require('../lib/state/socket_state');
 const clock = require('../lib/timers/clock');
 
 const item = (name) => ({ name, heapIndex: -1 });

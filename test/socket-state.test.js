@@ -5,14 +5,16 @@
 // The "socket" here is a plain object: the state's transitions touch none of
 // it.
 const assert = require('node:assert/strict');
-const { SocketState, PHASES, stateOf, attachState } = require('../lib/agent/socket_state');
+const { SocketState, PHASES, stateOf, attachState } = require('../lib/state/socket_state');
 
 const agent = { name: 'an agent' };
+// What the socket's listeners reach: the agent's handler of socket events.
+const owner = { agent };
 const entry = { origin: 'a:1:' };
 
 function fresh(now = 100) {
   const socket = {};
-  const state = attachState(socket, new SocketState(socket, agent, { _agentKey: 'a:1:' }, entry, now, 7, 1700000000000));
+  const state = attachState(socket, new SocketState(socket, owner, { _agentKey: 'a:1:' }, entry, now, 7, 1700000000000));
   return { socket, state };
 }
 
@@ -83,7 +85,7 @@ describe('SocketState', () => {
   it('adds one property to the socket, once', () => {
     const socket = { a: 1 };
     const before = Reflect.ownKeys(socket).length;
-    const state = attachState(socket, new SocketState(socket, agent, {}, entry, 1, 0, 0));
+    const state = attachState(socket, new SocketState(socket, owner, {}, entry, 1, 0, 0));
     state.free(2, 3, 0);
     state.activate();
     state.markClosing('destroy');
@@ -109,7 +111,7 @@ describe('SocketState', () => {
 
   it('phase, limitedBy and closeReason, packed in a few bits each, read back every value written; an unknown one throws', () => {
     const { state } = fresh();
-    const { CLOSE_REASONS } = require('../lib/policy/close_reasons');
+    const { CLOSE_REASONS } = require('../lib/state/close_reasons');
     const flags = state.flags;
     for (const phase of Object.values(PHASES)) {
       for (const limitedBy of ['freeSocketTimeout', 'ttl', 'hint', 'learned']) {
@@ -248,5 +250,49 @@ describe('SocketState', () => {
     assert.equal(state.phase, PHASES.UPGRADED);
     assert.equal(state.closeReason, 'upgrade');
     assert.equal(state.idle, false);
+  });
+
+  it('every write is a method: the marks core and the agent set on it', () => {
+    const { state } = fresh();
+    state.connectedBefore();
+    assert.equal(state.connected, true);
+    assert.equal(state.connectMs, 0);
+    state.standInForCore(true);
+    assert.equal(state.coreListens, true);
+    state.coreLeft();
+    assert.equal(state.coreListens, false);
+    state.errorsToCore();
+    assert.equal(state.errorsOff, true);
+    state.errorsBack();
+    assert.equal(state.errorsOff, false);
+    state.markErrored();
+    state.markLearnedFrom();
+    assert.deepEqual([state.errored, state.learnedFrom], [true, true]);
+    state.givePlaceUp();
+    assert.deepEqual([state.placeGivenUp, state.removed], [true, true]);
+    state.followHost('example.test');
+    assert.equal(state.dnsHost, 'example.test');
+    state.limitBy('hint');
+    state.setFreeDeadline(500);
+    assert.deepEqual([state.limitedBy, state.freeDeadline], ['hint', 500]);
+    state.setRequests(5);
+    state.setRequestsFinished(4);
+    assert.deepEqual([state.requests, state.requestsFinished], [5, 4]);
+  });
+
+  it('tells the reuse event how it was last freed, once', () => {
+    const { state } = fresh();
+    assert.equal(state.takeFreedObserved(), 'handed');
+    state.freedSeen(true);
+    assert.equal(state.takeFreedObserved(), 'observed');
+    assert.equal(state.takeFreedObserved(), 'handed');
+    state.freedSeen(false);
+    assert.equal(state.takeFreedObserved(), 'unobserved');
+  });
+
+  it('reaches its agent through its owner, the one hop of its listeners', () => {
+    const { state } = fresh();
+    assert.equal(state.owner, owner);
+    assert.equal(state.agent, owner.agent);
   });
 });

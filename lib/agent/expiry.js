@@ -2,15 +2,15 @@
 
 // The end of a free socket's life: its free deadline, the sweep that finds
 // it due, the probe it may become, and its close. One per agent, held by the
-// lifecycle; the decisions (how long a socket may idle, what happens at its
+// agent; the decisions (how long a socket may idle, what happens at its
 // deadline) are policy/free_timeout's, this module applies them.
 const debug = require('debug')('steady-agent');
 const { socketFreeTimeout } = require('../options/normalize');
 const { idleAllowance, atDeadline } = require('../policy/free_timeout');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 const { takeOutOfPool, backToPool } = require('../core/agent_maps');
-const { ExpiredTimeout } = require('../core/timeout_event');
-const { PHASES, stateOf } = require('./socket_state');
+const { ExpiredTimeout } = require('../core/expired_timeout');
+const { PHASES, stateOf } = require('../state/socket_state');
 const clock = require('../timers/clock');
 const { FreeSocketSweeper } = require('../timers/free_socket_sweeper');
 const { SOCKET_NAME } = require('../constants');
@@ -75,7 +75,7 @@ class Expiry {
     // The limits may have changed since it was freed (policy/server_limits decides).
     const next = this.#atDeadline(socket, state, now);
     if (next.action === 'wait') {
-      state.freeDeadline = state.freedAt + next.timeout;
+      state.setFreeDeadline(state.freedAt + next.timeout);
       this.#sweeper.watch(state, state.freeDeadline);
     } else if (next.action === 'probe') {
       this.removeFromPool(socket, state);
@@ -142,7 +142,7 @@ class Expiry {
       if (state === undefined || state.phase !== PHASES.FREE) continue;
       const deadline = state.freedAt + this.freeTimeout(socket, state, now);
       if (deadline < state.freeDeadline) {
-        state.freeDeadline = deadline;
+        state.setFreeDeadline(deadline);
         this.#sweeper.watch(state, deadline);
       }
     }
@@ -153,7 +153,7 @@ class Expiry {
     const config = this.#config;
     const uncapped = this.#uncapped(socket, state, now);
     const allowed = idleAllowance(uncapped, state.serverTimeout, this.#learning.capOf(state.pool), config.serverTimeoutMargin);
-    if (allowed.limitedBy !== null) state.limitedBy = allowed.limitedBy;
+    if (allowed.limitedBy !== null) state.limitBy(allowed.limitedBy);
     return allowed.timeout;
   }
 
@@ -166,10 +166,10 @@ class Expiry {
     const ttlLeft = ttl > 0 ? ttl - (now - state.createdAt) : Infinity;
     const uncapped = base === 0 ? Infinity : base;
     if (ttlLeft < uncapped) {
-      state.limitedBy = 'ttl';
+      state.limitBy('ttl');
       return ttlLeft;
     }
-    state.limitedBy = 'freeSocketTimeout';
+    state.limitBy('freeSocketTimeout');
     return uncapped;
   }
 

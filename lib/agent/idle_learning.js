@@ -91,7 +91,7 @@ class IdleLearning {
     // them) say the server misbehaved, not when it closes idle sockets;
     // after a reuse, bytes mean the response had begun.
     if (socket.bytesRead !== state.bytesReadWhenFreed) return;
-    state.learnedFrom = true;
+    state.markLearnedFrom();
     const learned = this.#limits.observe(state.pool, {
       idleMs: idle, now, collision, hinted: state.serverTimeout, aliveMs: state.entry.aliveMs,
     });

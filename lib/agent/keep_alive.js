@@ -2,16 +2,16 @@
 
 // The class over core's agent, written once as a mixin over a base agent
 // class: HttpAgent = keepAlive(http.Agent), HttpsAgent = keepAlive(https.Agent).
-// It keeps core's hooks only: each calls super and then one method of the
-// agent's SocketLifecycle (agent/lifecycle.js), where a socket's life from
-// created to closed is followed.
-const { normalizeOptions, activeTimeout } = require('../options/normalize');
+// It keeps core's hooks only: each calls super and the peer that owns its
+// step (agent/assemble.js makes them), so core's own checks (idle-socket data
+// guard, TLS identity checks, proxy support) keep working on every Node
+// version.
+const { normalizeOptions, agentOptions, activeTimeout } = require('../options/normalize');
 const { initCounters, statusSnapshot, takeStatusChanged } = require('../observe/status');
 const { agentKeyOf } = require('../core/private_fields');
-const { stateOf } = require('./socket_state');
+const { stateOf } = require('../state/socket_state');
 const { PoolNames } = require('./pool_names');
-const { SocketLifecycle } = require('./lifecycle');
-const { WATCH } = require('./socket_watch');
+const { assemble } = require('./assemble');
 const { warnDeprecated } = require('../options/deprecate');
 const { CURRENT_ID, CREATE_ID, INIT_SOCKET } = require('../constants');
 
@@ -24,9 +24,18 @@ const { CURRENT_ID, CREATE_ID, INIT_SOCKET } = require('../constants');
 // eslint-disable-next-line max-lines-per-function -- a mixin factory: it only wraps the class
 function keepAlive(Base, { name, getName: naming }) {
   class KeepAliveAgent extends Base {
-    // A socket's life, from created to closed.
-    #life;
-    // Proxy routing (the lifecycle's), or null: one null check per hook.
+    // Our own settings; freeSocketTimeout and socketActiveTTL change when
+    // the caller writes them to agent.options.
+    #settings;
+    // The peers (agent/assemble.js): those of every request in fields of
+    // their own, the others in #peers.
+    #peers;
+    #admission;
+    #connections;
+    #socketEvents;
+    #reuse;
+    #keep;
+    // Proxy routing, or null: one null check per hook.
     #proxy;
     // Set while core's addRequest runs, until it names the pool (see getName).
     #picking = false;
@@ -44,8 +53,11 @@ function keepAlive(Base, { name, getName: naming }) {
       const config = normalizeOptions(options);
       super(config);
       initCounters(this); // agentkeepalive's counters
-      this.#life = new SocketLifecycle(this, config);
-      this.#proxy = this.#life.proxy;
+      this.#settings = { ...config };
+      this.options = agentOptions(this.options, this.#settings, this);
+      const peers = this.#peers = assemble(this, config, this.#settings);
+      ({ admission: this.#admission, connections: this.#connections, socketEvents: this.#socketEvents } = peers);
+      ({ reuse: this.#reuse, keep: this.#keep, proxy: this.#proxy } = peers);
       this[CURRENT_ID] = 0;
     }
 
@@ -56,7 +68,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // listener: with two listeners, every emit copies the list of them, and
     // 'free' comes once a request.
     emit(event, socket) {
-      if (event === 'free') this.#life.socketFreed(socket);
+      if (event === 'free') this.#keep.freed(socket);
       return super.emit.apply(this, arguments);
     }
 
@@ -64,7 +76,7 @@ function keepAlive(Base, { name, getName: naming }) {
 
     addRequest(req, options, port, localAddress) {
       // After close() (the request fails), or a proxy's rewrite.
-      options = this.#life.requesting(req, options, port, localAddress);
+      options = this.#admission.admit(req, options, port, localAddress);
       if (options === undefined) return;
       // Inside super.addRequest, core calls getName (naming the pool), then
       // takes the last (lifo) or first (fifo) socket of freeSockets[pool] and
@@ -76,7 +88,7 @@ function keepAlive(Base, { name, getName: naming }) {
       try {
         super.addRequest(req, options, port, localAddress);
         // Core queued the request behind maxSockets (it is last in the queue).
-        if (this.requests[this.#pickedPool]?.at(-1) === req) this.#life.queued(req, this.#pickedPool, options);
+        if (this.requests[this.#pickedPool]?.at(-1) === req) this.#admission.queued(req, this.#pickedPool, options);
       } finally {
         this.#picking = false;
       }
@@ -95,11 +107,14 @@ function keepAlive(Base, { name, getName: naming }) {
       // Proxy: pools named after the proxy.
       if (this.#proxy !== null) pool = this.#proxy.poolName(pool, options);
       // Core's addRequest names the pool and then takes a free socket from it
-      // without asking us. This is the one moment between the two.
+      // without asking us. This is the one moment between the two: the
+      // socket it will take must be alive, or, with none free, every place
+      // under maxTotalSockets taken, one may be made.
       if (this.#picking) {
         this.#picking = false;
         this.#pickedPool = pool;
-        this.#life.picking(pool);
+        if (this.freeSockets[pool] !== undefined) this.#reuse.check(pool);
+        else this.#admission.makeRoom(pool);
       }
       return pool;
     }
@@ -112,11 +127,11 @@ function keepAlive(Base, { name, getName: naming }) {
     // socket, through the callback, not the one returned). That socket, and
     // only that one, is initialised and counted.
     createSocket(req, options, callback) {
-      const creation = this.#life.creating(options);
+      const creation = this.#connections.creating(options);
       this.#creating = creation;
       try {
         super.createSocket(req, options, (err, socket) => {
-          this.#life.created(err, socket, creation);
+          this.#socketEvents.created(err, socket, creation);
           callback(err, socket);
         });
       } catch (err) {
@@ -133,7 +148,7 @@ function keepAlive(Base, { name, getName: naming }) {
     createConnection(...args) {
       const creation = this.#creating;
       this.#creating = null;
-      return this.#life.createConnection(args, creation, this.#coreConnect);
+      return this.#connections.connect(args, creation, this.#coreConnect);
     }
 
     [CREATE_ID]() {
@@ -143,21 +158,18 @@ function keepAlive(Base, { name, getName: naming }) {
     }
 
     [INIT_SOCKET](socket, options) {
-      this.#life.initSocket(socket, options);
+      this.#socketEvents.initSocket(socket, options);
     }
-
-    // What the listeners on each socket reach, from its state's agent.
-    get [WATCH]() { return this.#life.watch; }
 
     // ---- active -> free, and free -> active --------------------------------
 
     keepSocketAlive(socket) {
-      return this.#life.keepAlive(socket, super.keepSocketAlive(socket));
+      return this.#keep.keep(socket, super.keepSocketAlive(socket));
     }
 
     reuseSocket(socket, req) {
       super.reuseSocket(socket, req);
-      this.#life.reused(socket, this.#pickedPool);
+      this.#reuse.reused(socket, this.#pickedPool);
     }
 
     // Core calls this on every 'close', when it pools a socket, and from its
@@ -167,7 +179,7 @@ function keepAlive(Base, { name, getName: naming }) {
       const state = stateOf(socket);
       if (state?.removed === true) return;
       super.removeSocket(socket, options);
-      this.#life.removed(socket, state);
+      this.#socketEvents.removed(socket, state);
     }
 
     // ---- shutdown --------------------------------------------------------------
@@ -178,7 +190,7 @@ function keepAlive(Base, { name, getName: naming }) {
      * (during close(), they fail: agent/shutdown.js).
      */
     destroy() {
-      this.#life.destroying();
+      this.#peers.shutdown.destroying(this.#peers);
       super.destroy();
     }
 
@@ -190,7 +202,7 @@ function keepAlive(Base, { name, getName: naming }) {
      * ends what is left at once.
      */
     close() {
-      return this.#life.close();
+      return this.#peers.shutdown.close(this.#peers);
     }
 
     [Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose')]() {
@@ -206,32 +218,26 @@ function keepAlive(Base, { name, getName: naming }) {
     getCurrentStatus() { return statusSnapshot(this); }
 
     /** The learned idle limits, `{ origin: ms }`: a new object on each read. */
-    get serverIdleTimeouts() { return this.#life.learnedLimits(); }
+    get serverIdleTimeouts() { return this.#peers.learning.toJSON(); }
 
     /**
      * Per-origin counters and pool sizes, and with the dns
      * option each host's cached answer: a new plain object on every call.
      */
     getStats() {
-      return this.#life.stats();
+      const { events, dns } = this.#peers;
+      const stats = events.stats();
+      if (dns !== null) stats.dns = dns.snapshot();
+      return stats;
     }
 
     // ---- deprecated (agentkeepalive 4.x) -------------------------------------------
 
-    get freeSocketKeepAliveTimeout() {
-      warnDeprecated('getFreeSocketKeepAliveTimeout');
-      return this.#life.config.freeSocketTimeout;
-    }
+    get freeSocketKeepAliveTimeout() { warnDeprecated('getFreeSocketKeepAliveTimeout'); return this.#settings.freeSocketTimeout; }
 
-    get timeout() {
-      warnDeprecated('getTimeout');
-      return activeTimeout(this.options, this.#life.config.timeout);
-    }
+    get timeout() { warnDeprecated('getTimeout'); return activeTimeout(this.options, this.#settings.timeout); }
 
-    get socketActiveTTL() {
-      warnDeprecated('getSocketActiveTTL');
-      return this.#life.config.socketActiveTTL;
-    }
+    get socketActiveTTL() { warnDeprecated('getSocketActiveTTL'); return this.#settings.socketActiveTTL; }
   }
 
   Object.defineProperty(KeepAliveAgent, 'name', { value: name });

@@ -10,7 +10,7 @@
 // a one-byte string flat, as it is; a name it would change (decomposed
 // characters in a host name) stays as it was.
 
-const { stateOf } = require('./socket_state');
+const { stateOf } = require('../state/socket_state');
 const { SOCKET_NAME, SOCKET_CREATED_TIME, SOCKET_REQUEST_COUNT, SOCKET_REQUEST_FINISHED_COUNT } = require('../constants');
 
 /** The name of the agent's socket number `id` in `pool`. */
@@ -32,10 +32,10 @@ const PUBLIC = Object.freeze({
     return socketName(state.id, state.pool);
   }, ownValue(SOCKET_NAME)),
   [SOCKET_CREATED_TIME]: accessor(function get() { return stateOf(this).createdWall; }, ownValue(SOCKET_CREATED_TIME)),
-  [SOCKET_REQUEST_COUNT]: accessor(function get() { return stateOf(this).requests; }, function set(value) { stateOf(this).requests = value; }),
+  [SOCKET_REQUEST_COUNT]: accessor(function get() { return stateOf(this).requests; }, function set(value) { stateOf(this).setRequests(value); }),
   [SOCKET_REQUEST_FINISHED_COUNT]: accessor(
     function get() { return stateOf(this).requestsFinished; },
-    function set(value) { stateOf(this).requestsFinished = value; },
+    function set(value) { stateOf(this).setRequestsFinished(value); },
   ),
 });
 

@@ -19,7 +19,7 @@
 // them are): the agent closes them ('stale-peer'), so that a retry gets a
 // younger socket or a new connection, whatever the scheduling.
 const { judgeFailure } = require('../policy/stale_judgement');
-const { stateOf } = require('./socket_state');
+const { stateOf } = require('../state/socket_state');
 const { requestOf } = require('../core/private_fields');
 
 /**

@@ -8,53 +8,28 @@
 // act between those moments: each function below says which of core's it
 // stands in for. Checked on Node 18, 20, 22, 24 and 26
 // (test/core-seam.test.js runs on each).
-const debug = require('debug')('steady-agent');
-const { whyNotReusable } = require('../policy/reuse_check');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
-const { stateOf } = require('../agent/socket_state');
-const { SOCKET_NAME } = require('../constants');
 
 /**
- * Core is about to take a socket from `freeSockets[pool]`: the last (lifo)
- * or the first (fifo) (lib/_http_agent.js, Agent.prototype.addRequest). Each
- * one it would take that must not be reused leaves the pool and goes to
- * `drop(socket, state, reason)`, until one may be reused (marked picked) or
- * none is left (the pool's list is deleted, as core's addRequest would; it
- * may not get the chance).
+ * The socket core's addRequest will take from `freeSockets[pool]`: the last
+ * (lifo) or the first (fifo) (lib/_http_agent.js, Agent.prototype.addRequest);
+ * undefined when the pool has none.
  */
-function dropUnusable(freeSockets, pool, fifo, now, ttl, drop) {
+function nextFree(freeSockets, pool, fifo) {
   const free = freeSockets[pool];
-  while (free.length > 0) {
-    const socket = fifo ? free[0] : free[free.length - 1];
-    const state = stateOf(socket);
-    const reason = whyUnusable(socket, state, now, ttl);
-    if (reason === null) {
-      state?.picked(now); // one put in the pool by hand is taken on in reuseSocket
-      return;
-    }
-    if (fifo) free.shift();
-    else free.pop();
-    drop(socket, state, reason);
-  }
-  delete freeSockets[pool];
+  if (free === undefined) return undefined;
+  return fifo ? free[0] : free[free.length - 1];
 }
 
-// The facts policy/reuse_check judges a free socket by. A socket put in
-// agent.freeSockets by hand has no state: the agent never freed it, so it
-// has no count of bytes read to compare, and only one that reports no count
-// either (a handle that keeps none, as Node's own tests build) passes; it has
-// no deadline of ours.
-function whyUnusable(socket, state, now, ttl) {
-  const readWhileIdle = socket.bytesRead !== (state === undefined ? undefined : state.bytesReadWhenFreed);
-  const reason = state === undefined
-    ? whyNotReusable(socket.destroyed, socket.writable, socket.readableLength, readWhileIdle, Infinity, 0, now, 0)
-    : whyNotReusable(socket.destroyed, socket.writable, socket.readableLength, readWhileIdle, state.freeDeadline, ttl > 0 ? now - state.createdAt : 0, now, ttl);
-  // One that never connected has no connection to reuse either. Asked only
-  // here, off the path of a reuse that goes ahead.
-  if (readWhileIdle && reason === CLOSE_REASONS.UNUSABLE && debug.enabled && socket.pending) {
-    debug('%s never connected: not reused', socket[SOCKET_NAME] ?? 'a socket put in the pool by hand');
-  }
-  return reason;
+/**
+ * Takes the socket nextFree named out of its pool, before core's addRequest
+ * takes it; an empty list goes, as core's addRequest would delete it (it may
+ * not get the chance).
+ */
+function dropNextFree(freeSockets, pool, fifo) {
+  const free = freeSockets[pool];
+  if (fifo) free.shift();
+  else free.pop();
+  if (free.length === 0) delete freeSockets[pool];
 }
 
 /**
@@ -181,6 +156,6 @@ function atTotalLimit(agent) {
 }
 
 module.exports = {
-  dropUnusable, takeOutOfPool, backToPool, takeAllFree, forgetEmptyPool, takeAllQueued, unqueueLast, unqueue,
+  nextFree, dropNextFree, takeOutOfPool, backToPool, takeAllFree, forgetEmptyPool, takeAllQueued, unqueueLast, unqueue,
   unqueueDestroyed, holdPlace, releasePlace, countOut, countIn, atTotalLimit,
 };

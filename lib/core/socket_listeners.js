@@ -1,7 +1,12 @@
 'use strict';
 
-// The agent's listeners on each of its sockets: the same functions for every
-// socket (`this` is the socket), so a socket holds no closure of the agent's.
+// Where the agent's listeners go on each of its sockets, and core's own
+// per-socket listeners they stand in for. The listeners themselves are the
+// agent's (agent/socket_events.js): the same functions for every socket
+// (`this` is the socket), so a socket holds no closure of the agent's. Code
+// here reads and rearranges listeners and counts core's sockets; it calls no
+// method of the agent and emits nothing on it: the agent's listeners do, and
+// act on what these functions answer.
 //
 // What an idle socket carries counts, once per socket (benchmark/README.md,
 // What is left in memory):
@@ -16,7 +21,7 @@
 // - where a listener of the agent's must share an event, the array is made
 //   with room for a request's listener (withRoom).
 const { EventEmitter } = require('node:events');
-const { PHASES } = require('../agent/socket_state');
+const { PHASES } = require('../state/socket_state');
 const { countOut } = require('./agent_maps');
 const { requestOf } = require('./private_fields');
 
@@ -31,15 +36,15 @@ const CORE_LISTENERS = [['free', 'onFree'], ['close', 'onClose'], ['timeout', 'o
 let netEnd = null;
 
 /**
- * Listens on `socket` (its `state` just made) with `on`, the agent class's
+ * Listens on `socket` (its `state` just made) with `on`, the agent's
  * listeners: connect, free, timeout, error, close, end, agentRemove.
  * `fromCore`: core's createSocket set the socket up.
  */
-function watch(socket, state, on, fromCore) {
+function listen(socket, state, on, fromCore) {
   if (socket.encrypted) socket.once('secureConnect', on.connect);
   else if (socket.connecting) socket.once('connect', on.connect);
-  else state.connected = true;
-  state.coreListens = fromCore && takeOverCore(socket);
+  else state.connectedBefore();
+  state.standInForCore(fromCore && takeOverCore(socket));
   if (state.coreListens) socket.on('free', on.free);
   socket.on('timeout', on.timeout);
   socket.on('error', on.error);
@@ -115,14 +120,15 @@ function endAfterNet(on) {
 // its 'agentRemove').
 
 /**
- * 'free': core's pools the socket or hands it on, through the agent's 'free'
- * event. Pooled, the socket has core's own 'error' listener, which destroys
- * it and emits 'agentRemove' (where the agent counts the error): the agent's
- * comes off until the socket is reused (watchErrors), so that an idle socket
- * has one 'error' listener, not an array of two.
+ * 'free', after the agent's listener emitted the agent's 'free' (where core's
+ * would have: lib/_http_agent.js, installListeners, onFree), and core's
+ * 'free' listener pooled the socket. Pooled, it has core's own 'error'
+ * listener, which destroys it and emits 'agentRemove' (where the agent counts
+ * the error): the agent's comes off until the socket is reused
+ * (takeErrorsBack), so that an idle socket has one 'error' listener, not an
+ * array of two.
  */
-function coreFree(socket, state, on) {
-  state.agent.emit('free', socket, state.createOptions);
+function leaveErrorsToCore(socket, state, on) {
   if (state.phase !== PHASES.FREE) return;
   const events = socket._events;
   const list = events.error;
@@ -130,7 +136,7 @@ function coreFree(socket, state, on) {
   // The array of two becomes core's listener alone, in place (what
   // removeListener does, without its search).
   events.error = list[1];
-  state.errorsOff = true;
+  state.errorsToCore();
 }
 
 // Core's 'error' listener on a free socket (freeSocketErrorListener, the
@@ -143,44 +149,48 @@ function isCoreFreeError(listener) {
 }
 
 /** Reused: the agent's 'error' listener back, before the request's. */
-function watchErrors(socket, state, on) {
+function takeErrorsBack(socket, state, on) {
   if (!state.errorsOff) return;
-  state.errorsOff = false;
+  state.errorsBack();
   socket.on('error', on.error);
 }
 
 /**
  * Whether this 'agentRemove' is core's, after an error on a free socket
- * (or a probe) the agent had stopped listening to (coreFree).
+ * (or a probe) the agent had stopped listening to (leaveErrorsToCore).
  */
 function erroredWhileFree(socket, state) {
   return state.errorsOff && state.idle && socket.destroyed;
 }
 
-/** 'close': out of the agent's count and maps. */
-function coreClose(socket, state) {
-  if (!state.coreListens) return;
+/**
+ * 'close', as core's onClose (lib/_http_agent.js, installListeners): out of
+ * core's count. True when it stood in for core's listener: the agent then
+ * calls its removeSocket, as core's would.
+ */
+function coreClose(state) {
+  if (!state.coreListens) return false;
   countOut(state.agent);
-  state.agent.removeSocket(socket, state.createOptions);
+  return true;
 }
 
-/** 'timeout': a socket in the pool is destroyed. */
+/** 'timeout', as core's onTimeout: a socket in the pool is destroyed. */
 function coreTimeout(socket, state) {
   if (!state.coreListens || state.phase !== PHASES.FREE) return;
   if (state.agent.freeSockets[state.pool]?.includes(socket)) socket.destroy();
 }
 
 /**
- * 'agentRemove' (an HTTP upgrade, or an error on a free socket): the socket
- * leaves the agent's count and maps, and core listens no more; the agent's
- * 'free' and 'agentRemove' listeners come off with core's. False if core's
- * listeners were not taken over.
+ * 'agentRemove' (an HTTP upgrade, or an error on a free socket), as core's
+ * onRemove: the socket leaves core's count, and core listens no more; the
+ * agent's 'free' and 'agentRemove' listeners come off with core's. True when
+ * it stood in for core's listener: the agent then calls its removeSocket, as
+ * core's would. False if core's listeners were not taken over.
  */
 function coreRemove(socket, state, on) {
   if (!state.coreListens) return false;
-  state.coreListens = false;
+  state.coreLeft();
   countOut(state.agent);
-  state.agent.removeSocket(socket, state.createOptions);
   socket.removeListener('free', on.free);
   socket.removeListener('agentRemove', on.agentRemove);
   return true;
@@ -226,7 +236,7 @@ const ARRAY_MARKS = (() => {
 })();
 
 /** An HTTP upgrade took `socket`: every listener off but 'close' (its close still counts); net's 'end' stays. */
-function unwatch(socket, on) {
+function unlisten(socket, on) {
   socket.removeListener('secureConnect', on.connect);
   socket.removeListener('connect', on.connect);
   socket.removeListener('timeout', on.timeout);
@@ -251,5 +261,5 @@ function upgradeCall(socket, state) {
 }
 
 module.exports = {
-  watch, unwatch, upgradeCall, coreFree, coreClose, coreTimeout, coreRemove, watchErrors, erroredWhileFree,
+  listen, unlisten, upgradeCall, leaveErrorsToCore, coreClose, coreTimeout, coreRemove, takeErrorsBack, erroredWhileFree,
 };

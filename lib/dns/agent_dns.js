@@ -2,7 +2,8 @@
 
 // The agent's side of the dns option (loaded only when it is set).
 const { DnsCache } = require('./cache');
-const { stateOf } = require('../agent/socket_state');
+const { stateOf } = require('../state/socket_state');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 const net = require('node:net');
 
 // The host a connection's options were given our lookup for: set on core's
@@ -28,8 +29,8 @@ class AgentDns {
   /**
    * @param {object} settings from dnsSettings()
    * @param {object} agent
-   * @param {(socket: object, state: object) => void} retireFree takes a free
-   *   socket out of the pool and closes it (close reason 'dns')
+   * @param {(socket: object, state: object, reason: string) => void} retireFree
+   *   takes a free socket out of the pool and closes it for `reason`
    */
   constructor(settings, agent, retireFree) {
     this.#agent = agent;
@@ -56,19 +57,19 @@ class AgentDns {
   socketCreated(state, options) {
     const host = options[kDnsHost];
     if (host === undefined) return;
-    state.dnsHost = host;
+    state.followHost(host);
     this.#cache.track(host);
   }
 
   /**
-   * Whether a socket that just finished a request must serve no other: its
-   * address left its host's answer. True means it is being retired
-   * (published and logged here).
+   * Why a socket that just finished a request must serve no other (its
+   * address left its host's answer), or null. A reason means it is being
+   * retired (published and logged here).
    */
-  retires(socket, state) {
-    if (state.dnsHost === null || !this.#cache.left(state.dnsHost, addressOf(socket))) return false;
+  retiredReason(socket, state) {
+    if (state.dnsHost === null || !this.#cache.left(state.dnsHost, addressOf(socket))) return null;
     this.#cache.retiring(socket, state.dnsHost, addressOf(socket), false);
-    return true;
+    return CLOSE_REASONS.DNS;
   }
 
   /** A socket that followed a host closed. */
@@ -90,7 +91,7 @@ class AgentDns {
     }
     for (const [socket, state] of retired) {
       this.#cache.retiring(socket, host, addressOf(socket), true);
-      this.#retireFree(socket, state);
+      this.#retireFree(socket, state, CLOSE_REASONS.DNS);
     }
   }
 

@@ -23,7 +23,7 @@ const clock = require('../timers/clock');
 const { DnsNotFoundError } = require('../errors');
 const { SOCKET_NAME } = require('../constants');
 const { channels, publish } = require('../observe/channels');
-const { dnsSettings, DEFAULTS } = require('./settings');
+const { dnsSettings, DEFAULTS } = require('../options/dns_settings');
 const { ask, systemLookup, configuredFamilies, unmapped, isLoopback } = require('./resolver');
 const { HostEntry, familyOption, copy, ordered, rotated } = require('./answers');
 

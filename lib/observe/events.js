@@ -13,7 +13,7 @@
 const { OriginTable } = require('./stats');
 const { channels, publish } = require('./channels');
 const { now } = require('../timers/clock');
-const { stateOf } = require('../agent/socket_state');
+const { stateOf } = require('../state/socket_state');
 
 
 // How a request ended without a socket: its getStats() counter, and the
@@ -44,7 +44,7 @@ function publishAbout(channel, message, agent, entry, socket) {
  * agent, added with the first; it runs only when a warning is emitted, and
  * does nothing more unless the channel has subscribers.
  */
-let watchingWarnings = false;
+let hearingWarnings = false;
 
 function onWarning(warning) {
   if (warning.name !== 'MaxListenersExceededWarning' || !channels.listeners.hasSubscribers) return;
@@ -65,8 +65,8 @@ class PoolEvents {
 
   constructor(agent) {
     this.#agent = agent;
-    if (!watchingWarnings) {
-      watchingWarnings = true;
+    if (!hearingWarnings) {
+      hearingWarnings = true;
       process.on('warning', onWarning);
     }
   }
@@ -110,12 +110,11 @@ class PoolEvents {
   socketReused(socket, state) {
     const entry = state.entry;
     entry.reusedRequests++;
-    const watch = state.freedWatch;
-    state.freedWatch = 'handed';
+    const freed = state.takeFreedObserved();
     if (channels.reuse.hasSubscribers) {
-      let idleMs = null; // it entered the pool before anyone watched
-      if (watch === 'handed') idleMs = 0;
-      else if (watch === 'watched') idleMs = now() - state.freedAt;
+      let idleMs = null; // it entered the pool before anyone subscribed
+      if (freed === 'handed') idleMs = 0;
+      else if (freed === 'observed') idleMs = now() - state.freedAt;
       this.#publish(channels.reuse, { idleMs }, entry, socket);
     }
   }
@@ -125,7 +124,7 @@ class PoolEvents {
    * its state's `limitedBy` names the limit that set it.
    */
   socketFree(socket, state, freeTimeoutMs) {
-    state.freedWatch = channels.reuse.hasSubscribers ? 'watched' : 'unwatched';
+    state.freedSeen(channels.reuse.hasSubscribers);
     if (channels.free.hasSubscribers) {
       this.#publish(channels.free, { freeTimeoutMs, limitedBy: state.limitedBy }, state.entry, socket);
     }

@@ -86,7 +86,7 @@ function normalizeOptions(input) {
   if (proxy !== undefined) normalized.proxy = proxy;
   // The dns option: an agent without it never loads lib/dns/.
   if (input.dns !== undefined && input.dns !== null && input.dns !== false) {
-    const dns = require('../dns/settings').dnsSettings(input.dns);
+    const dns = require('./dns_settings').dnsSettings(input.dns);
     if (dns !== null) normalized.dns = dns;
   }
 

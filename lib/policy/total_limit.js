@@ -20,22 +20,22 @@
 // A probe (the socket learning a server's idle limit, out of the pool:
 // the agent's idle learning) holds a place as any socket does, and serves no
 // request: it is given up first like an idle socket, whatever its origin.
-const { stateOf } = require('../agent/socket_state');
 
 /**
  * The idle socket to close so that a request of `pool` can open one: of the
  * other origins' free sockets and every probe, the one that entered the pool
- * first. null when there is none. `agent` owns them: a socket put in the
- * pool by hand is not counted by core, and frees no place.
+ * first. null when there is none. `idleSince(socket)` is when a socket
+ * entered the pool, or undefined for one that holds no place in the agent's
+ * count (put in the pool by hand, or another agent's).
  */
-function socketToGiveUp(agent, freeSockets, probes, pool) {
+function socketToGiveUp(freeSockets, probes, pool, idleSince) {
   let oldest = null;
   let oldestSince = Infinity;
   const consider = (socket) => {
-    const state = stateOf(socket);
-    if (state !== undefined && state.agent === agent && state.freedAt < oldestSince) {
+    const since = idleSince(socket);
+    if (since !== undefined && since < oldestSince) {
       oldest = socket;
-      oldestSince = state.freedAt;
+      oldestSince = since;
     }
   };
   for (const name in freeSockets) {
@@ -47,13 +47,15 @@ function socketToGiveUp(agent, freeSockets, probes, pool) {
 
 /**
  * Every place is taken, and core is about to queue a request of `pool` (the
- * pool has no free socket). Returns the idle socket to give up for it, or
+ * pool has no free socket). Reads the agent's maps and limits (`agent`) and,
+ * through `idleSince`, when each idle socket was freed (socketToGiveUp).
+ * Returns the idle socket to give up for it, or
  * null: the pool is at maxSockets (core queues the request anyway), or
  * nothing is idle.
  */
-function placeFor(agent, pool, probes) {
+function placeFor(agent, pool, probes, idleSince) {
   if ((agent.sockets[pool]?.length ?? 0) >= agent.maxSockets) return null;
-  return socketToGiveUp(agent, agent.freeSockets, probes, pool);
+  return socketToGiveUp(agent.freeSockets, probes, pool, idleSince);
 }
 
 /**

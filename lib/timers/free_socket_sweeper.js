@@ -32,7 +32,7 @@
 // an overlong timer after 1 ms, and the agent would wake a thousand times a
 // second.
 const clock = require('./clock');
-const { PHASES } = require('../agent/socket_state');
+const { PHASES } = require('../state/socket_state');
 
 /**
  * A binary min-heap of items keyed by a time. Each item carries its own

@@ -7,7 +7,7 @@
 // ones at once, the busy ones when their response ends, so that under
 // constant load the requests move without waiting for the old address to go.
 const { DnsCache } = require('../dns/cache');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 
 class TransportDns {
   #cache;

@@ -24,7 +24,7 @@
 // connection. Closing an idle one is safe too (./socket_state.js).
 const { stateOf } = require('./channel');
 // Every module of the agent this file uses, in one place.
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 const { now, MAX_TIMER } = require('../timers/clock');
 const { SocketTimeoutError, AgentDestroyedError } = require('../errors');
 

@@ -37,7 +37,7 @@ const { stateOf } = require('./channel');
 const { idleAllowance, atDeadline, capOf } = require('../policy/free_timeout');
 const { socketName } = require('../agent/socket_name');
 const { now, roundMs } = require('../timers/clock');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 const { channels: events } = require('../observe/channels');
 
 class SocketState {

@@ -34,7 +34,7 @@ const { judgeFailure } = require('../policy/stale_judgement');
 const { markError } = require('../agent/stale_marks');
 const { ConnectTimeout } = require('../connect/connect_timeout');
 const { now, roundMs } = require('../timers/clock');
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('../state/close_reasons');
 const { channels: events, publish } = require('../observe/channels');
 const { QueueFullError, UnsupportedRequestError } = require('../errors');
 

@@ -16,10 +16,13 @@
 //   any phase ──markClosing(reason)──> closing
 //   active ──upgrade()──> upgraded (an HTTP upgrade took it from the agent)
 //
-// Transitions are methods. This module does no I/O and reads no clock: the
-// agent destroys sockets, edits core's maps and passes the time in
+// Transitions are methods, and every write is one: other modules read the
+// fields and call the methods. This module does no I/O, reads no clock and
+// requires nothing of ours but the close reasons beside it: the agent
+// destroys sockets, edits core's maps and passes the time in
 // (test/socket-state.test.js tests it without sockets).
-const { CLOSE_REASONS } = require('../policy/close_reasons');
+const { CLOSE_REASONS } = require('./close_reasons');
+const { defineFields } = require('./packed_fields');
 
 const kState = Symbol('steady-agent.socketState');
 
@@ -34,7 +37,9 @@ const PHASES = Object.freeze({
 class SocketState {
   /**
    * @param {object} socket the socket (the sweeper finds states, not sockets)
-   * @param {object} agent the agent that owns the socket
+   * @param {{ agent: object }} owner what the socket's listeners call, in
+   *   one hop (as ws's socket[kWebSocket]): the agent's handler of socket
+   *   events, whose `agent` owns the socket
    * @param {object} createOptions the options core created the socket with:
    *   its removeSocket needs them
    * @param {object} entry its origin's counters; entry.origin
@@ -43,9 +48,9 @@ class SocketState {
    * @param {number} id the agent's number for the socket
    * @param {number} wallNow Date.now()
    */
-  constructor(socket, agent, createOptions, entry, now, id, wallNow) {
+  constructor(socket, owner, createOptions, entry, now, id, wallNow) {
     this.socket = socket;
-    this.agent = agent;
+    this.owner = owner;
     this.createOptions = createOptions;
     this.entry = entry;
     // Its yes/no facts, one bit each, and its phase, the limit that set its
@@ -73,6 +78,11 @@ class SocketState {
     this.heapIndex = -1;
   }
 
+  /** The agent that owns it. */
+  get agent() {
+    return this.owner.agent;
+  }
+
   /** Its pool's name. */
   get pool() {
     return this.entry.origin;
@@ -83,12 +93,6 @@ class SocketState {
     const phase = this.phase;
     if (phase === PHASES.CLOSING) return this.closedIdle;
     return phase === PHASES.FREE || phase === PHASES.PROBE;
-  }
-
-  /** 'agent' or 'server' once either closed it; null while open. */
-  get closedBy() {
-    if (this.closedByAgent) return 'agent';
-    return this.closedByTheServer ? 'server' : null;
   }
 
   /** Takes a request: from the pool (idle since freedAt) or straight from the previous one. */
@@ -104,6 +108,79 @@ class SocketState {
     this.connectMs = now - this.createdAt;
   }
 
+  /** Connected before the agent took it on: no connect time to measure. */
+  connectedBefore() {
+    this.connected = true;
+  }
+
+  /** Core's own listeners were taken off it (`taken`), or stayed. */
+  standInForCore(taken) {
+    this.coreListens = taken;
+  }
+
+  /** Core's listeners would have been removed now ('agentRemove'): the agent stands in no more. */
+  coreLeft() {
+    this.coreListens = false;
+  }
+
+  /** Freed into the pool, the agent's 'error' listener off (core's counts for it). */
+  errorsToCore() {
+    this.errorsOff = true;
+  }
+
+  /** Reused: the agent's 'error' listener back. */
+  errorsBack() {
+    this.errorsOff = false;
+  }
+
+  /** It emitted an error (the close reasons decide from it). */
+  markErrored() {
+    this.errored = true;
+  }
+
+  /** Taken out of core's maps already: core's removeSocket on its 'close' has nothing left to do. */
+  markRemoved() {
+    this.removed = true;
+  }
+
+  /**
+   * Closed to make room under maxTotalSockets: out of core's maps, and its
+   * place in core's count given at once to a new socket.
+   */
+  givePlaceUp() {
+    this.placeGivenUp = true;
+    this.removed = true;
+  }
+
+  /** With the `dns` option: it follows `host`'s answer. */
+  followHost(host) {
+    this.dnsHost = host;
+  }
+
+  /** The server's close of it has been learned from. */
+  markLearnedFrom() {
+    this.learnedFrom = true;
+  }
+
+  /** Its free deadline moves to `deadline`. */
+  setFreeDeadline(deadline) {
+    this.freeDeadline = deadline;
+  }
+
+  /** `limit` (one of limitedBy's values) sets its free deadline. */
+  limitBy(limit) {
+    this.limitedBy = limit;
+  }
+
+  /** agentkeepalive's request counts, as a caller writes them. */
+  setRequests(count) {
+    this.requests = count;
+  }
+
+  setRequestsFinished(count) {
+    this.requestsFinished = count;
+  }
+
   /**
    * Handed to `req`, a queued request, without entering the pool, at `now`;
    * `bytesRead` is the socket's count then.
@@ -113,6 +190,11 @@ class SocketState {
     this.idleBeforeReuse = 0;
     this.requestStartedAt = now;
     this.bytesReadWhenFreed = bytesRead;
+  }
+
+  /** A fresh socket core made for a queued request, freed before serving it: it sat idle for none. */
+  freedUnused() {
+    this.idleBeforeReuse = 0;
   }
 
   /**
@@ -157,6 +239,21 @@ class SocketState {
     this.bytesReadWhenFreed = bytesRead;
   }
 
+  /**
+   * Entered the pool while someone subscribed to reuse events (`observed`),
+   * or not: what the reuse event may say of its idle time.
+   */
+  freedSeen(observed) {
+    this.freedObserved = observed ? 'observed' : 'unobserved';
+  }
+
+  /** Reused: how it was last freed (freedObserved), now 'handed' until it is freed again. */
+  takeFreedObserved() {
+    const was = this.freedObserved;
+    this.freedObserved = 'handed';
+    return was;
+  }
+
   /** Picked from the pool at `now` for a request. */
   picked(now) {
     this.idleBeforeReuse = now - this.freedAt;
@@ -185,13 +282,13 @@ class SocketState {
       this.closedIdle = this.idle;
       this.phase = PHASES.CLOSING;
     }
-    this.closedByAgent = true;
+    this.closedBy = 'agent';
     if (this.closeReason === null) this.closeReason = reason;
   }
 
   /** Its close is the server's (the agent did not close it). */
   closedByServer() {
-    if (!this.closedByAgent) this.closedByTheServer = true;
+    if (this.closedBy === null) this.closedBy = 'server';
   }
 
   /** Left the agent for an HTTP upgrade; its new owner will close it. */
@@ -219,25 +316,13 @@ const FLAGS = [
   'placeGivenUp',
   // It was idle (free or a probe) when the agent decided to close it.
   'closedIdle',
-  // Who closed it (closedBy): the agent, or else the server.
-  'closedByAgent',
-  'closedByTheServer',
   // Core's own listeners were taken off it, and the agent's do their work
   // until its 'agentRemove'.
   'coreListens',
   // In the pool, the agent's 'error' listener off: core's counts for it
-  // (core/socket_listeners.js, coreFree).
+  // (core/socket_listeners.js, leaveErrorsToCore).
   'errorsOff',
 ];
-FLAGS.forEach((name, i) => {
-  const bit = 1 << i;
-  Object.defineProperty(SocketState.prototype, name, {
-    get() { return (this.flags & bit) !== 0; },
-    set(value) { this.flags = value ? this.flags | bit : this.flags & ~bit; },
-    configurable: true,
-  });
-});
-
 // Facts of a few values each, kept as a few bits of `flags` above the yes/no
 // facts: each reads and writes as a property holding one of its values.
 const PACKED = {
@@ -250,25 +335,11 @@ const PACKED = {
   closeReason: [null, ...Object.values(CLOSE_REASONS)],
   // For the reuse event: since its last request began, it
   // was handed on without entering the pool, or entered it (at freedAt)
-  // while someone watched reuse, or while no one did.
-  freedWatch: ['handed', 'watched', 'unwatched'],
+  // while someone subscribed to reuse events, or while no one did.
+  freedObserved: ['handed', 'observed', 'unobserved'],
+  // Who closed it: 'agent' or 'server' once either did; null while open.
+  closedBy: [null, 'agent', 'server'],
 };
-let shift = FLAGS.length;
-for (const [name, values] of Object.entries(PACKED)) {
-  const at = shift;
-  const width = Math.ceil(Math.log2(values.length));
-  const mask = (1 << width) - 1;
-  Object.defineProperty(SocketState.prototype, name, {
-    get() { return values[(this.flags >>> at) & mask]; },
-    set(value) {
-      const index = values.indexOf(value);
-      if (index === -1) throw new TypeError(`SocketState.${name}: not one of its values: ${value}`);
-      this.flags = (this.flags & ~(mask << at)) | (index << at);
-    },
-    configurable: true,
-  });
-  shift += width;
-}
 // Facts few sockets have, kept beside the state rather than as fields of
 // every one (an idle socket's state holds no slot for them): each reads and
 // writes as a property, its default when not set, and a bit of `flags` tells
@@ -282,29 +353,6 @@ const RARE = {
   // connected through, or null.
   dnsHost: null,
 };
-for (const [name, fallback] of Object.entries(RARE)) {
-  const values = new WeakMap();
-  const bit = 1 << shift;
-  shift += 1;
-  Object.defineProperty(SocketState.prototype, name, {
-    get() { return (this.flags & bit) === 0 ? fallback : values.get(this); },
-    set(value) {
-      if (value === fallback) {
-        if ((this.flags & bit) === 0) return;
-        this.flags &= ~bit;
-        values.delete(this);
-      } else {
-        this.flags |= bit;
-        values.set(this, value);
-      }
-    },
-    configurable: true,
-  });
-}
-
-// Every bit within a small integer, which V8 keeps unboxed in the field.
-if (shift > 30) throw new Error(`SocketState flags need ${shift} bits`);
-
 // The numbers kept in `numbers`, in its order, each read and written as a
 // property of its own. Times are clock.now() (monotonic) ms.
 const NUMBERS = [
@@ -329,13 +377,7 @@ const NUMBERS = [
   // Date.now() when it was created: agentkeepalive's SOCKET_CREATED_TIME.
   'createdWall',
 ];
-NUMBERS.forEach((name, i) => {
-  Object.defineProperty(SocketState.prototype, name, {
-    get() { return this.numbers[i]; },
-    set(value) { this.numbers[i] = value; },
-    configurable: true,
-  });
-});
+defineFields(SocketState, FLAGS, PACKED, RARE, NUMBERS);
 
 /** The state of a socket the agent took on, or undefined. */
 function stateOf(socket) {

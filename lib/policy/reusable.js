@@ -1,11 +1,13 @@
 'use strict';
 
-// The check before reuse: why a socket in the pool must not be handed to a
-// request, or null when it may. Core's addRequest takes a free socket from
-// the pool without asking the agent; the agent runs this check on the
-// socket core is about to take, between naming the pool and picking from it
-// (the agent's getName). The pool itself is changed in lib/core/agent_maps.js.
-const { CLOSE_REASONS } = require('./close_reasons');
+// Whether a socket may serve another request, from facts: before reuse (a
+// socket in the pool about to be handed to a request) and after a request
+// (one that just served one). Each answers with the close reason, or null
+// when it may. Core's addRequest takes a free socket from the pool without
+// asking the agent; the agent runs the first check on the socket core is
+// about to take, between naming the pool and picking from it (the agent's
+// getName).
+const { CLOSE_REASONS } = require('../state/close_reasons');
 
 /**
  * Facts about a socket in the free pool, gathered by the caller:
@@ -21,7 +23,7 @@ const { CLOSE_REASONS } = require('./close_reasons');
  * @param {number} ttl socketActiveTTL in ms (0: none)
  * @returns {string|null} one of CLOSE_REASONS, or null
  */
-function whyNotReusable(destroyed, writable, bytesWaiting, readWhileIdle, freeDeadline, age, now, ttl) {
+function unusableReason(destroyed, writable, bytesWaiting, readWhileIdle, freeDeadline, age, now, ttl) {
   if (destroyed || !writable) return CLOSE_REASONS.UNUSABLE; // closed
   // EOF: the server's FIN ends our side too, so the socket is no longer
   // writable (above); an EOF still queued behind unread bytes shows as
@@ -38,12 +40,14 @@ function whyNotReusable(destroyed, writable, bytesWaiting, readWhileIdle, freeDe
 
 /**
  * Why a socket that just finished a request must serve no further one, or
- * null: the server's Keep-Alive max reached, or its socketActiveTTL.
+ * null: the server's Keep-Alive max reached (`requestsLeft`, the requests
+ * the server still takes), or its socketActiveTTL (`age`, how long it has
+ * been open, in ms; `ttl` 0: none).
  */
-function whyRetired(state, now, ttl) {
-  if (state.requestsLeft <= 0) return CLOSE_REASONS.KEEP_ALIVE_MAX;
-  if (ttl > 0 && now - state.createdAt >= ttl) return CLOSE_REASONS.TTL;
+function retiredReason(requestsLeft, age, ttl) {
+  if (requestsLeft <= 0) return CLOSE_REASONS.KEEP_ALIVE_MAX;
+  if (ttl > 0 && age >= ttl) return CLOSE_REASONS.TTL;
   return null;
 }
 
-module.exports = { whyNotReusable, whyRetired };
+module.exports = { unusableReason, retiredReason };

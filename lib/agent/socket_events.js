@@ -1,62 +1,46 @@
 'use strict';
 
-// What the agent hears from each socket: the listeners it puts on every
-// socket it takes on, and what it does when a socket errs, times out while
-// active, is upgraded away or closes. One per agent, held by its lifecycle
-// (agent/lifecycle.js); the listeners find it through the socket's state.
+// What the agent does on each of its sockets' events: it takes a socket on
+// (its state and listeners), and hears it err, time out while active, be
+// upgraded away or close. One per agent. Each listener reaches it in one
+// hop, through the socket's state (`state.owner`, as ws's
+// `socket[kWebSocket]`); core's part of each event is core/socket_listeners.js's,
+// which answers, and the agent acts here.
 const debug = require('debug')('steady-agent');
 const { agentKeyOf, requestOf } = require('../core/private_fields');
-const { SocketState, stateOf, attachState } = require('./socket_state');
+const { SocketState, stateOf, attachState } = require('../state/socket_state');
 const clock = require('../timers/clock');
 const { exposeSocketProperties } = require('./socket_name');
 const {
-  watch, unwatch, upgradeCall, coreFree, coreClose, coreTimeout, coreRemove, erroredWhileFree,
+  listen, unlisten, upgradeCall, leaveErrorsToCore, coreClose, coreTimeout, coreRemove, erroredWhileFree,
 } = require('../core/socket_listeners');
 const { SocketTimeoutError, AgentDestroyedError } = require('../errors');
-const { CLOSE_REASONS, closeReason } = require('../policy/close_reasons');
+const { CLOSE_REASONS, closeReason } = require('../state/close_reasons');
 const { countIn } = require('../core/agent_maps');
 const { markFailure } = require('./stale_marks');
 const { CREATE_ID, INIT_SOCKET, SOCKET_NAME } = require('../constants');
 
-// agent[WATCH]: the agent's SocketWatch, for the listeners below (a getter
-// on the agent class's prototype, not a field of the agent).
-const WATCH = Symbol('steady-agent.socketWatch');
-
-// The listeners on every socket; `this` is the socket. Where core's own
-// listener was taken off, ours does its work first (the core* calls).
+// The listeners on every socket; `this` is the socket.
 const LISTENERS = Object.freeze({
   connect() { stateOf(this).connect(clock.now()); },
-  free() { coreFree(this, stateOf(this), LISTENERS); },
-  end() { stateOf(this).agent[WATCH].requestFailed(this, null); },
-  timeout() {
+  // Added only where core's own listeners were taken off: core's 'free'
+  // listener emits 'free' on the agent, to the agent's own 'free' listener,
+  // which pools the socket or hands it on (Node's contract between its
+  // socket and its agent: lib/_http_agent.js, installListeners, onFree, and
+  // the Agent constructor's `this.on('free', ...)`).
+  free() {
     const state = stateOf(this);
-    coreTimeout(this, state);
-    state.agent[WATCH].timedOut(this);
+    state.agent.emit('free', this, state.createOptions);
+    leaveErrorsToCore(this, state, LISTENERS);
   },
-  error(err) { stateOf(this).agent[WATCH].errored(this, err); },
-  close() {
-    const state = stateOf(this);
-    coreClose(this, state);
-    state.agent[WATCH].closed(this);
-  },
-  // Core's part (it calls removeSocket, which sees an upgrade), or on a
-  // socket core did not set up: core also emits 'agentRemove' when it
-  // destroys a free socket after an error: that one is closing in the
-  // agent's hands, not leaving them.
-  agentRemove() {
-    const state = stateOf(this);
-    const errored = erroredWhileFree(this, state);
-    if (coreRemove(this, state, LISTENERS)) {
-      if (errored) state.agent[WATCH].freeErrored(this, state, this.errored ?? null);
-      return;
-    }
-    this.removeListener('agentRemove', LISTENERS.agentRemove); // once
-    if (!state.idle) state.agent[WATCH].handOver(this, state);
-  },
+  end() { stateOf(this).owner.requestFailed(this, null); },
+  timeout() { stateOf(this).owner.timedOut(this); },
+  error(err) { stateOf(this).owner.errored(this, err); },
+  close() { stateOf(this).owner.closed(this); },
+  agentRemove() { stateOf(this).owner.agentRemoved(this); },
 });
 
-class SocketWatch {
-  #agent;
+class SocketEvents {
   #events;
   #learning;
   #expiry;
@@ -66,7 +50,8 @@ class SocketWatch {
   #fromCore = null;
 
   constructor(agent, events, learning, expiry, shutdown, dns) {
-    this.#agent = agent;
+    // The agent whose sockets these are (read by SocketState#agent).
+    this.agent = agent;
     this.#events = events;
     this.#learning = learning;
     this.#expiry = expiry;
@@ -82,19 +67,19 @@ class SocketWatch {
       if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
     } else {
       this.#fromCore = socket; // if INIT_SOCKET throws, never the next socket
-      this.#agent[INIT_SOCKET](socket, creation.options);
+      this.agent[INIT_SOCKET](socket, creation.options);
       this.#fromCore = null;
     }
     creation.made();
   }
 
-  /** agent[INIT_SOCKET]: tags and watches a new socket, once. */
+  /** agent[INIT_SOCKET]: tags and listens to a new socket, once. */
   initSocket(socket, options) {
     if (stateOf(socket) !== undefined || socket[SOCKET_NAME] !== undefined) return;
-    const agent = this.#agent;
+    const agent = this.agent;
     const pool = agentKeyOf(options) ?? agent.getName(options);
     const entry = this.#events.origin(pool, options);
-    const state = attachState(socket, new SocketState(socket, agent, options, entry, clock.now(), agent[CREATE_ID](), Date.now()));
+    const state = attachState(socket, new SocketState(socket, this, options, entry, clock.now(), agent[CREATE_ID](), Date.now()));
     exposeSocketProperties(socket); // agentkeepalive's socket properties, read from `state`
     // Nagle off on every socket: core's https client did not set it before
     // Node 24.15, and a request written in two pieces then waits for the
@@ -103,26 +88,43 @@ class SocketWatch {
     this.#shutdown.opened();
     if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
     this.#events.socketCreated(socket, state);
-    watch(socket, state, LISTENERS, this.#fromCore === socket);
+    listen(socket, state, LISTENERS, this.#fromCore === socket);
     if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
   }
 
   // An HTTP upgrade took the socket: the new owner handles it from now on.
-  handOver(socket, state) {
+  #handOver(socket, state) {
     state.upgrade(CLOSE_REASONS.UPGRADE); // observability
     this.#shutdown.left();
-    unwatch(socket, LISTENERS);
+    unlisten(socket, LISTENERS);
   }
 
   /** Core's removeSocket ran for `socket`: an upgrade hands it over. */
   removed(socket, state) {
-    if (upgradeCall(socket, state)) this.handOver(socket, state);
+    if (upgradeCall(socket, state)) this.#handOver(socket, state);
+  }
+
+  // 'agentRemove': core's part (the agent's removeSocket then sees an
+  // upgrade), or on a socket core did not set up. Core also emits it when it
+  // destroys a free socket after an error: that one is closing in the
+  // agent's hands, not leaving them.
+  agentRemoved(socket) {
+    const state = stateOf(socket);
+    const errored = erroredWhileFree(socket, state);
+    if (coreRemove(socket, state, LISTENERS)) {
+      this.agent.removeSocket(socket, state.createOptions);
+      if (errored) this.#freeErrored(socket, state, socket.errored ?? null);
+      return;
+    }
+    socket.removeListener('agentRemove', LISTENERS.agentRemove); // once
+    if (!state.idle) this.#handOver(socket, state);
   }
 
   // The socket's own 'timeout' (socket.setTimeout: the active timeout).
   timedOut(socket) {
-    this.#expiry.timeoutHeard();
     const state = stateOf(socket);
+    coreTimeout(socket, state);
+    this.#expiry.timeoutHeard();
     // The 'timeout' an expired free socket emits once we closed it.
     if (state.closedBy === 'agent' || state.learnedFrom) return;
     this.#events.socketTimedOut(state);
@@ -145,18 +147,18 @@ class SocketWatch {
     state.markClosing(CLOSE_REASONS.ACTIVE_TIMEOUT);
     // Out of agent.sockets before the request hears of it, and a request
     // queued behind it gets its new socket now, as in agentkeepalive.
-    this.#agent.removeSocket(socket, state.createOptions);
-    state.removed = true;
+    this.agent.removeSocket(socket, state.createOptions);
+    state.markRemoved();
     socket.destroy(new SocketTimeoutError(timeout, socket[SOCKET_NAME]));
   }
 
   errored(socket, err) {
     const state = stateOf(socket);
     if (state.idle) {
-      this.freeErrored(socket, state, err);
+      this.#freeErrored(socket, state, err);
       return;
     }
-    state.errored = true; // close_reasons decides from it
+    state.markErrored();
     this.#events.socketErrored(state);
     if (debug.enabled) debug('%s error: %s %s', socket[SOCKET_NAME], err.code || err.name, err.message);
     this.requestFailed(socket, err);
@@ -177,8 +179,8 @@ class SocketWatch {
   // An error on a free socket (or a probe) is counted and ends it; it never
   // reaches the process. Core's listener destroys the socket (`err`: null
   // if it kept none); take it out of the pool now.
-  freeErrored(socket, state, err) {
-    state.errored = true; // close_reasons decides from it
+  #freeErrored(socket, state, err) {
+    state.markErrored();
     this.#events.socketErrored(state);
     if (debug.enabled) {
       if (err === null) debug('%s error while free (not kept by the socket)', socket[SOCKET_NAME]);
@@ -195,19 +197,22 @@ class SocketWatch {
     const state = stateOf(socket);
     if (state.idle || state.closedBy === 'agent') return;
     const knownLimit = state.serverTimeout ?? this.#learning.limitOf(state.pool);
-    const stale = markFailure(socket, state, err, clock.now(), knownLimit, this.#agent.freeSockets[state.pool]);
+    const stale = markFailure(socket, state, err, clock.now(), knownLimit, this.agent.freeSockets[state.pool]);
     for (const older of stale) this.#expiry.retire(older, stateOf(older), CLOSE_REASONS.STALE_PEER);
   }
 
   closed(socket) {
     const state = stateOf(socket);
+    // Core's 'close' listener, taken off: the agent stands in for it.
+    if (coreClose(state)) this.agent.removeSocket(socket, state.createOptions);
     const wasFree = state.idle;
     this.#learning.socketClosed(socket, state, clock.now()); // the server's close, learned from
     this.#expiry.unwatch(state);
     if (state.dnsHost !== null) this.#dns.socketClosed(state);
     // Core's 'close' listener, which runs before ours, has just counted out
-    // a place given to another socket already (#makeRoom, givePlaceUp).
-    if (state.placeGivenUp) countIn(this.#agent);
+    // a place given to another socket already (admission's room under
+    // maxTotalSockets).
+    if (state.placeGivenUp) countIn(this.agent);
     const req = requestOf(socket);
     const complete = req != null && req.res != null && req.res.complete;
     this.#events.socketClosed(socket, state, closeReason(state.closeReason, state.errored, wasFree, complete, socket.readableEnded));
@@ -216,4 +221,4 @@ class SocketWatch {
   }
 }
 
-module.exports = { SocketWatch, LISTENERS, WATCH };
+module.exports = { SocketEvents, LISTENERS };

@@ -2,7 +2,7 @@
 
 // The `dns` option's settings, validated and filled in once, at construction.
 const dns = require('node:dns');
-const { duration, boolean } = require('../options/grammar');
+const { duration, boolean } = require('./grammar');
 const { InvalidOptionTypeError, InvalidOptionValueError } = require('../errors');
 
 const SETTINGS = Object.freeze(['resolver', 'minTtl', 'maxTtl', 'lookupTtl', 'staleTtl', 'spread']);
