@@ -6,7 +6,6 @@
 // deadline) are policy/free_timeout's, this module applies them.
 const debug = require('debug')('steady-agent');
 const { socketFreeTimeout } = require('../options/normalize');
-const { idleAllowance, atDeadline } = require('../policy/free_timeout');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { takeOutOfPool, backToPool } = require('../core/agent_maps');
 const { ExpiredTimeout } = require('../core/timeout_event');
@@ -72,7 +71,7 @@ class Expiry {
       if (this.#learning.outlived(socket, state, now)) this.#probeOutlived(socket, state, now);
       return;
     }
-    // The limits may have changed since it was freed (policy/server_limits decides).
+    // The limits may have changed since it was freed (the learning engine decides).
     const next = this.#atDeadline(socket, state, now);
     if (next.action === 'wait') {
       state.freeDeadline = state.freedAt + next.timeout;
@@ -123,10 +122,8 @@ class Expiry {
   }
 
   #atDeadline(socket, state, now) {
-    const config = this.#config;
-    const pool = state.pool;
-    return atDeadline(this.#uncapped(socket, state, now), state.serverTimeout, this.#learning.recordOf(pool),
-      this.#learning.probing(pool), config.serverTimeoutMargin, state.freeDeadline - state.freedAt);
+    return this.#learning.engine.atDeadline(state.pool, this.#uncapped(socket, state, now), state.serverTimeout,
+      this.#config.serverTimeoutMargin, state.freeDeadline - state.freedAt);
   }
 
   /**
@@ -148,11 +145,10 @@ class Expiry {
     }
   }
 
-  /** How long the socket may stay idle (policy/server_limits decides); its state's limitedBy says which limit did. */
+  /** How long the socket may stay idle (the learning engine decides); its state's limitedBy says which limit did. */
   freeTimeout(socket, state, now) {
-    const config = this.#config;
     const uncapped = this.#uncapped(socket, state, now);
-    const allowed = idleAllowance(uncapped, state.serverTimeout, this.#learning.capOf(state.pool), config.serverTimeoutMargin);
+    const allowed = this.#learning.engine.freeTimeout(state.pool, uncapped, state.serverTimeout, this.#config.serverTimeoutMargin);
     if (allowed.limitedBy !== null) state.limitedBy = allowed.limitedBy;
     return allowed.timeout;
   }

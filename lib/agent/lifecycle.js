@@ -262,7 +262,7 @@ class SocketLifecycle {
     this.#readServerHint(state, requestOf(socket)?.res);
     // A reuse that got its response: the server's limit is above its idle time.
     const now = clock.now();
-    if (state.idleBeforeReuse > 0) this.#learning.alive(state, now);
+    if (state.idleBeforeReuse > 0) this.#learning.alive(state);
     const reason = this.#whyNotKept(socket, state, now);
     if (reason !== null) {
       // Core destroys a socket it may not keep.
@@ -367,7 +367,7 @@ class SocketLifecycle {
 
   /** getStats(): a new plain object on every call. */
   stats() {
-    const stats = this.#events.stats();
+    const stats = this.#events.stats((pool) => this.#learning.engine.evidenceOf(pool));
     if (this.#dns !== null) stats.dns = this.#dns.snapshot();
     return stats;
   }

@@ -6,20 +6,11 @@
 // in, a decision out; the agent applies it to a socket, and a second
 // transport can call it the same way.
 
-// The margin before a learned limit grows with it (MARGIN_FRACTION of it),
-// so that a rhythm at 80% of the limit keeps reusing, with a floor for
-// timer lateness and round trips (MARGIN_FLOOR_MS, but at most
-// MARGIN_FLOOR_CAP of the limit, for limits of a few tens of ms), and never
-// more than serverTimeoutMargin.
-const MARGIN_FRACTION = 0.15;
-const MARGIN_FLOOR_MS = 25;
-const MARGIN_FLOOR_CAP = 0.18;
-const PROBE_BOUND_FACTOR = 4;
-const PROBE_BOUND_MIN_MS = 10000;
-// A tentative limit's probe: open this multiple of the limit, and at least
-// TRIAL_EXTRA_MIN_MS beyond it (timers are late by a millisecond or two).
-const TRIAL_FACTOR = 1.5;
-const TRIAL_EXTRA_MIN_MS = 5;
+const { TUNING } = require('./learning_tuning');
+
+const {
+  MARGIN_FRACTION, MARGIN_FLOOR_MS, MARGIN_FLOOR_CAP, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS, PROBE_BOUND_FACTOR, PROBE_BOUND_MIN_MS,
+} = TUNING;
 
 /**
  * The margin before a learned limit. (A hinted limit keeps the whole

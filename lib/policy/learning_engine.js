@@ -46,6 +46,11 @@ class LearningEngine {
     this.#limits = new ServerLimits(256, onEvict);
   }
 
+  /** learnServerTimeout: whether facts teach anything. */
+  get enabled() {
+    return this.#enabled;
+  }
+
   // ---- facts -------------------------------------------------------------------
 
   /** A request reused a socket of `origin` after `idleMs` idle and got its response. */
@@ -123,6 +128,16 @@ class LearningEngine {
     if (!this.endProbe(origin, handle)) return { wasProbe: false, verdict: null };
     if (!this.#enabled) return { wasProbe: true, verdict: null };
     return { wasProbe: true, verdict: this.#verdict(origin, this.#limits.survived(origin, idleMs, true, TRIAL_EXTRA_MIN_MS)) };
+  }
+
+  /**
+   * The trial `handle` of `origin` (a probe kept by time alone: the undici
+   * transport cannot keep a socket out of its pool) ended with nothing
+   * confirming the limit: it is forgotten, and no survival is counted.
+   */
+  trialLapsed(origin, handle) {
+    if (!this.endProbe(origin, handle) || !this.#enabled) return null;
+    return this.#verdict(origin, this.#limits.lapse(origin));
   }
 
   /** Every probe's handle. */

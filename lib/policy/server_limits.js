@@ -21,184 +21,46 @@
 //
 // | state        | fact                                   | when                              | next            | outcome    |
 // |--------------|----------------------------------------|-----------------------------------|-----------------|------------|
-// | any          | a close at t                           | survivals at t or longer dominate, or t < HINT_TRUST of the hint | as it was | refused |
+// | any          | a close at t                           | survivals at t or longer dominate | as it was       | refused    |
+// | any          | a close at t < HINT_TRUST of the hint  | one close near t                  | as it was       | refused    |
+// | any          | a close at t < HINT_TRUST of the hint  | closes agree near t, outweigh survivals | tentative t (confirmed: lowered) | learned, lowered |
 // | unknown      | a close at t                           | deaths dominate, one close near t | tentative t     | learned    |
 // | any          | a close at t                           | deaths dominate, closes agree     | confirmed t     | confirmed  |
 // | tentative L  | a close below L                        | deaths dominate, one close near t | tentative t     | lowered    |
 // | confirmed L  | a close below L                        | deaths dominate, one close near t | confirmed L     | held       |
 // | confirmed L  | a close below L                        | closes agree near t               | confirmed t     | lowered    |
-// | limit L      | a close past L                         | deaths dominate                   | tentative t     | raised     |
+// | confirmed L  | a close past L                         | deaths at L still dominate there  | as it was       | held       |
+// | limit L      | a close past L                         | deaths dominate at t              | tentative t     | raised     |
 // | any          | closes within BURST_WINDOW, agreeing   | one event; never a new limit      | as before       | burst      |
 // | any          | a burst at other idle times, or with a request in flight | teaches nothing | as before | restart |
 // | limit L      | a reuse answered past L, a probe open past L | -                           | unknown         | refuted    |
+// | limit L      | its trial lapsed (no probe kept: undici) | -                               | unknown, L lapsed | refuted  |
+// | unknown, L lapsed | a close at L or past it, agreeing | deaths dominate                  | confirmed       | confirmed  |
 // | any          | a close the agent made                 | -                                 | as it was       | (none)     |
 //
 // Every close weighed decays the counts, so a server that changed is
 // believed after a few closes, and the histogram stays small: at most
 // MAX_BUCKETS idle times, its total weight at most HISTORY.
 
-/** The tuning constants, in one place. */
-const TUNING = Object.freeze({
-  /** ms: closes this close together are one event */
-  BURST_WINDOW: 10,
-  /** two idle times agree within max(AGREE_MIN_MS, AGREE_FRACTION of the larger) */
-  AGREE_MIN_MS: 5,
-  AGREE_FRACTION: 0.1,
-  /**
-   * A survival counts against a close at t when it lasted at least t less
-   * max(SURVIVE_SLACK_MIN_MS, SURVIVE_SLACK of t): a request that went out a
-   * round trip earlier than the one that met the close.
-   */
-  SURVIVE_SLACK: 0.05,
-  SURVIVE_SLACK_MIN_MS: 5,
-  /**
-   * A close is believed when deaths about as long weigh more than DOMINANCE
-   * times the survivals as long or longer: a limit kills nearly every socket
-   * idle past it (half of them, in a race across it), a fault one in many.
-   */
-  DOMINANCE: 0.5,
-  /** lowering a confirmed limit takes deaths outweighing survivals by this */
-  LOWER_DOMINANCE: 1,
-  /** the weight of closes near t that confirms t: more than one close */
-  CONFIRM_WEIGHT: 1.5,
-  /** every close weighed multiplies older counts by this */
-  DECAY: 0.85,
-  /** a close before this share of the announced timeout is not believed */
-  HINT_TRUST: 0.5,
-  /** the histogram's resolution: each bucket spans this ratio of idle times */
-  BUCKET_RATIO: 1.05,
-  MAX_BUCKETS: 24,
-  /** counts are halved when their total passes this */
-  HISTORY: 64,
-});
+const { TUNING } = require('./learning_tuning');
 
 const STATES = Object.freeze({ UNKNOWN: 'unknown', TENTATIVE: 'tentative', CONFIRMED: 'confirmed' });
 
-const LOG_RATIO = Math.log(TUNING.BUCKET_RATIO);
-const bucketOf = (ms) => (ms < 1 ? 0 : Math.floor(Math.log(ms) / LOG_RATIO));
+const { Evidence, agree } = require('./idle_evidence');
 
-/** True when two idle times are the same limit, give or take timer jitter. */
-function agree(a, b) {
-  return Math.abs(a - b) <= Math.max(TUNING.AGREE_MIN_MS, TUNING.AGREE_FRACTION * Math.max(a, b));
-}
-
-const slackOf = (t) => Math.max(TUNING.SURVIVE_SLACK_MIN_MS, TUNING.SURVIVE_SLACK * t);
 const ms = (n) => `${Math.round(n)} ms`;
 const times = (n) => {
   const rounded = Math.round(n * 10) / 10;
   return rounded === 1 ? '1 time' : `${rounded} times`;
 };
 
-/** A bounded, decaying histogram of idle times survived and died at. */
-class Evidence {
-  // bucket -> [survived, died, the idle time last seen there]
-  #buckets = new Map();
-  #total = 0;
-
-  survived(t) {
-    this.#add(t, 0, 1);
-  }
-
-  /** Adds a death at t; returns what to undo it with. */
-  died(t) {
-    return this.#add(t, 1, 0);
-  }
-
-  /** A close was weighed: every count fades a little. */
-  decay() {
-    for (const counts of this.#buckets.values()) {
-      counts[0] *= TUNING.DECAY;
-      counts[1] *= TUNING.DECAY;
-    }
-    this.#total *= TUNING.DECAY;
-  }
-
-  /** Takes back a death died() added (a burst showed it a restart). */
-  undo(bucket) {
-    const counts = this.#buckets.get(bucket);
-    if (counts === undefined || counts[1] < 1) return;
-    counts[1] -= 1;
-    this.#total -= 1;
-  }
-
-  #add(t, died, survived) {
-    const bucket = bucketOf(t);
-    let counts = this.#buckets.get(bucket);
-    if (counts === undefined) {
-      if (this.#buckets.size >= TUNING.MAX_BUCKETS) this.#dropLightest();
-      counts = [0, 0, t];
-      this.#buckets.set(bucket, counts);
-    }
-    counts[0] += survived;
-    counts[1] += died;
-    counts[2] = t;
-    this.#total += 1;
-    if (this.#total > TUNING.HISTORY) this.#halve();
-    return bucket;
-  }
-
-  #dropLightest() {
-    let lightest;
-    let weight = Infinity;
-    for (const [bucket, counts] of this.#buckets) {
-      if (counts[0] + counts[1] < weight) {
-        weight = counts[0] + counts[1];
-        lightest = bucket;
-      }
-    }
-    this.#buckets.delete(lightest);
-    this.#total -= weight;
-  }
-
-  #halve() {
-    this.#total = 0;
-    for (const [bucket, counts] of this.#buckets) {
-      counts[0] /= 2;
-      counts[1] /= 2;
-      if (counts[0] + counts[1] < 0.05) this.#buckets.delete(bucket);
-      else this.#total += counts[0] + counts[1];
-    }
-  }
-
-  /**
-   * The weights that judge a close at t: [survived at t or longer, died at
-   * about t]. Deaths much later (a probe kept past a limit) say nothing of t.
-   */
-  around(t) {
-    const first = bucketOf(t - slackOf(t));
-    const last = bucketOf(t + Math.max(TUNING.AGREE_MIN_MS, TUNING.AGREE_FRACTION * t));
-    let survived = 0;
-    let died = 0;
-    for (const [bucket, counts] of this.#buckets) {
-      if (bucket < first) continue;
-      survived += counts[0];
-      if (bucket <= last) died += counts[1];
-    }
-    return [survived, died];
-  }
-
-  /** The weight of deaths at idle times that agree with t. */
-  diedNear(t) {
-    let died = 0;
-    for (const counts of this.#buckets.values()) if (agree(counts[2], t)) died += counts[1];
-    return died;
-  }
-
-  /** The counts, shortest idle time first: [{ idleMs, survived, died }]. */
-  toJSON() {
-    const rows = [];
-    for (const counts of this.#buckets.values()) {
-      rows.push({ idleMs: Math.round(counts[2]), survived: Math.round(counts[0] * 10) / 10, died: Math.round(counts[1] * 10) / 10 });
-    }
-    return rows.sort((a, b) => a.idleMs - b.idleMs);
-  }
-}
-
 /** One origin's learning. Read by the engine (limit, confirmed, state); written only here. */
 class OriginLimit {
   limit = undefined; // ms, in force
   confirmed = false;
   fromCollision = false; // a tentative limit a failed request alone set
+  refuted = undefined; // ms: a limit whose trial lapsed, with nothing seen either way
+  trials = 0; // deaths that bore the tentative limit out
   evidence = new Evidence();
   burstAt = -Infinity; // when the current burst's last close came
   burstIdle = 0; // the idle time of the burst's first close
@@ -212,7 +74,14 @@ class OriginLimit {
     return this.confirmed ? STATES.CONFIRMED : STATES.TENTATIVE;
   }
 
+  restore([limit, confirmed, fromCollision, trials]) {
+    this.set(limit, confirmed, fromCollision);
+    this.trials = trials;
+  }
+
   set(limit, confirmed, fromCollision = false) {
+    if (limit !== this.limit || confirmed) this.trials = 0;
+    if (limit !== undefined) this.refuted = undefined;
     this.limit = limit;
     this.confirmed = confirmed;
     this.fromCollision = fromCollision;
@@ -279,13 +148,30 @@ class ServerLimits {
    * the result then, or null.
    */
   survived(origin, idleMs, probe = false, probeSlack = 0) {
+    // Within a millisecond, a socket handed on from request to request: no idle time to speak of.
+    if (!(idleMs >= 1)) return null;
     const state = this.#touch(origin);
     state.evidence.survived(idleMs);
     const limit = state.limit;
     if (limit === undefined) return null;
     if (probe ? idleMs + 1 < limit + probeSlack : idleMs <= limit || agree(idleMs, limit)) return null;
+    state.refuted = undefined;
     state.set(undefined, false);
     return result('refuted', probe ? `a probe was still open after ${ms(idleMs)} idle` : `a reuse after ${ms(idleMs)} idle got its response`);
+  }
+
+  /**
+   * The trial of `origin`'s limit ended with nothing confirming it, where no
+   * socket could be kept open to see (the undici transport): the limit is
+   * forgotten, and the next sockets idle past it. Nothing survived, so
+   * nothing is counted; a socket that then dies about there confirms it.
+   */
+  lapse(origin) {
+    const state = this.#origins.get(origin);
+    if (state === undefined || state.limit === undefined) return null;
+    state.refuted = state.limit;
+    state.set(undefined, false);
+    return result('refuted', 'no close confirmed it within its trial');
   }
 
   /**
@@ -304,7 +190,7 @@ class ServerLimits {
     const now = fact.now;
     const state = this.#touch(origin, true);
     if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#joinBurst(state, now, idle);
-    state.before = [state.limit, state.confirmed, state.fromCollision];
+    state.before = [state.limit, state.confirmed, state.fromCollision, state.trials];
     state.burstAt = now;
     state.burstIdle = idle;
     state.burstSize = 1;
@@ -323,7 +209,7 @@ class ServerLimits {
   fault(origin, now) {
     const state = this.#touch(origin, true);
     if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#joinBurst(state, now, NaN);
-    state.before = [state.limit, state.confirmed, state.fromCollision];
+    state.before = [state.limit, state.confirmed, state.fromCollision, state.trials];
     state.burstAt = now;
     state.burstIdle = NaN;
     state.burstSize = 1;
@@ -344,18 +230,25 @@ class ServerLimits {
       if (state.burstBucket !== null) state.evidence.undo(state.burstBucket);
       state.burstBucket = null;
     }
-    state.set(...state.before);
+    state.restore(state.before);
     const size = state.burstSize;
     if (state.burstRestart) {
       return result('restart', `a restart: ${size} closes at once${Number.isNaN(idle) ? ', a request in flight among them' : ', at different idle times'}`);
     }
     const first = state.burstIdle;
     const [survived, died] = state.evidence.around(first);
-    if (confirms(state, first, false) && died > TUNING.DOMINANCE * survived) {
+    if (confirms(state, first, false) && died > TUNING.DOMINANCE * survived && ServerLimits.#borneOut(state)) {
       state.set(Math.min(first, state.limit), true);
       return result('confirmed', `${size} sockets closed at once after ${ms(first)} idle, as the limit says`);
     }
     return result('burst', `${size} sockets closed at once after ${ms(first)} idle: counted as one close`);
+  }
+
+  // One more trial bore the limit out: whether that confirms it.
+  static #borneOut(state) {
+    if (state.confirmed) return true;
+    state.trials++;
+    return state.trials >= TUNING.CONFIRM_TRIALS;
   }
 
   // A single close at `idle`, weighed against the counts.
@@ -363,22 +256,48 @@ class ServerLimits {
     const [survived, died] = state.evidence.around(idle);
     const hinted = fact.hinted;
     const what = fact.collision ? 'a request failed' : 'the server closed a socket';
-    if (hinted !== undefined && idle < hinted * TUNING.HINT_TRUST) {
+    if (hinted !== undefined && idle < hinted * TUNING.HINT_TRUST && !confirms(state, idle, fact.probe === true)) {
+      // Servers honour the hint they send: one close far below it is a
+      // fault, unless closes agree there and outweigh the survivals: then a
+      // tentative limit, which its probe tries.
+      if (died > TUNING.LOWER_DOMINANCE * survived && state.evidence.diedNear(idle) >= TUNING.CONFIRM_WEIGHT
+        && !(state.limit <= idle)) {
+        const outcome = state.limit === undefined ? 'learned' : 'lowered';
+        if (!state.confirmed) state.set(idle, false, fact.collision === true);
+        else state.set(idle, true);
+        return result(outcome, `closes agree after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}, and no reuse survived as long`);
+      }
       return result('refused', `${what} after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}: a fault`);
     }
     if (!(died > TUNING.DOMINANCE * survived)) {
       return result('refused', `${what} after ${ms(idle)} idle, where reuses survived as long ${times(survived)} and sockets died ${times(died)}: a fault`);
     }
     const limit = state.limit;
+    const refuted = state.refuted;
+    if (limit === undefined && refuted !== undefined && agree(idle, refuted) && idle >= refuted) {
+      state.set(Math.min(idle, refuted), true);
+      return result('confirmed', `${what} after ${ms(idle)} idle, as long as a limit whose trial lapsed: it was right`);
+    }
     if (limit === undefined) {
       state.set(idle, false, fact.collision === true);
       return result('learned', `${what} after ${ms(idle)} idle (tentative: a probe will tell)`);
     }
     if (confirms(state, idle, fact.probe === true)) {
+      if (!ServerLimits.#borneOut(state)) {
+        return result('held', `${what} after ${ms(idle)} idle, as the tentative limit says (${state.trials} of ${TUNING.CONFIRM_TRIALS} trials)`);
+      }
       state.set(Math.min(limit, idle), true);
       return result('confirmed', `${what} after ${ms(idle)} idle, as the limit says, and no reuse survived as long`);
     }
     if (idle > limit) {
+      // A later close raises a tentative limit: the server kept a socket
+      // that long. A confirmed one stands where its closes still outweigh
+      // the survivals there: one late close (a server whose timers ran
+      // late) is not a better bound than many early ones.
+      const [survivedAt, diedAt] = state.evidence.around(limit);
+      if (state.confirmed && diedAt > TUNING.DOMINANCE * survivedAt) {
+        return result('held', `${what} after ${ms(idle)} idle, later than the limit; the closes at ${ms(limit)} still stand`);
+      }
       state.set(idle, false);
       return result('raised', `the server kept a socket ${ms(idle)}`);
     }

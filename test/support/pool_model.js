@@ -1,3 +1,5 @@
+'use strict';
+
 // A model of a keep-alive pool on simulated time, for the property tests of
 // the learning rules (test/learning-properties.test.js). It plays the client
 // (requests in ticks, each tick `width` requests at once, gaps given), the
