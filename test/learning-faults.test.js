@@ -148,10 +148,10 @@ for (const protocol of PROTOCOLS) {
     });
 
     // The margin band (a silent 2.5 s limit, a request every 2 s,
-    // one restart), a tenth of the time: a rhythm at 80% of a silent limit.
+    // one restart), a sixth of the time: a rhythm at 80% of a silent limit.
     it('the margin band: a silent limit, a rhythm at 80% of it, one restart: reuse goes on', async () => {
       const s = {
-        hinted: false, limit: 250, latency: 0.1, gaps: Array(14).fill(200), width: 1, restarts: [530],
+        hinted: false, limit: 400, latency: 0.1, gaps: Array(12).fill(320), width: 1, restarts: [820],
       };
       const result = await sideBySide(protocol, s);
       withinAllowance(result, 1);
