@@ -158,9 +158,10 @@ describe('learning rules, property-tested on a model of the pool', function () {
     });
   });
 
-  // The issue's cases, and the counterexamples fast-check found, shrunk:
-  // against the rules before they weighed their evidence (282325e), and
-  // against drafts of the new ones. Each broke the property then.
+  // The issues' cases, and the counterexamples fast-check found, shrunk:
+  // against the rules before they weighed their evidence (282325e), against
+  // drafts of the weighing ones, and against drafts of the counting ones
+  // (issue 38). Each broke the property then.
   describe('regressions', () => {
     const cases = {
       'before: a restart 1 ms in, a request every 20 ms, silent 100 ms server (6 connections, Node\'s agent 1)': {
@@ -204,6 +205,50 @@ describe('learning rules, property-tested on a model of the pool', function () {
       },
       'a restart before any reuse, silent server, a request a second': {
         hinted: false, limit: 4000, latency: 0.1, gaps: Array(20).fill(1000), width: 1, restartAt: 400, resetRequest: null,
+      },
+      // Issue 38's cases: more than one fault.
+      'the issue\'s flaky backend: Node\'s server resets every tenth request, a GET every 200 ms': {
+        hinted: true, limit: 5000, latency: 0.1, gaps: Array(40).fill(200), width: 1, resets: [3, 13, 23, 33],
+      },
+      'the issue\'s two deploys: timeout=5, a request a second, every connection dropped twice 7 s apart': {
+        hinted: true, limit: 5000, latency: 0.1, gaps: Array(16).fill(1000), width: 1, restarts: [2400, 9400],
+      },
+      'the issue\'s restart, then a reset: a silent 5 s limit, a request every 2 s': {
+        hinted: false, limit: 5000, latency: 0.1, gaps: Array(12).fill(2000), width: 1, restarts: [4300], resets: [8],
+      },
+      'the issue\'s margin band: a silent 2.5 s limit, a request every 2 s, one restart': {
+        hinted: false, limit: 2500, latency: 0.1, gaps: Array(12).fill(2000), width: 1, restarts: [5100],
+      },
+      // Counterexamples to drafts of the counting rules, shrunk.
+      'counting: faults clustered early outweighed the few survivals before them, and agreed': {
+        hinted: false, limit: 299, latency: 0.1, gaps: [...Array(4).fill(49.574), 49.82187, ...Array(9).fill(49.574)], width: 3, restarts: [79.299314], resets: [3, 11, 12, 15, 40, 41],
+      },
+      'counting: a close was weighed against survivals already faded by it': {
+        hinted: false, limit: 100, latency: 0.1, gaps: [...Array(5).fill(79.2), 80.45136, ...Array(9).fill(79.2)], width: 1, resets: [2, 5, 11],
+      },
+      'counting: a fault and a probe\'s close 19 ms apart were one burst (a 50 ms window)': {
+        hinted: false, limit: 100, latency: 0.1, gaps: [...Array(8).fill(80.96), 82.25536, 80.96, 80.96, 80.96], width: 2, resets: [2, 5, 11, 18],
+      },
+      'counting: a close 5 ms under a tentative limit (not its probe) confirmed it': {
+        hinted: false, limit: 100, latency: 0.1, gaps: Array(13).fill(20), width: 2, restarts: [34.8], resets: [2],
+      },
+      'counting: a burst under a tentative limit confirmed it': {
+        hinted: false, limit: 100, latency: 0.1, gaps: Array(13).fill(20), width: 3, restarts: [34.8], resets: [3, 13, 21, 26],
+      },
+      'counting: two restarts 20 ms apart killed a probe at its limit (one trial confirmed)': {
+        hinted: false, limit: 100, latency: 0.1, gaps: Array(12).fill(20), width: 1, restarts: [1.32, 21.34],
+      },
+      'counting: a collision after a probe outlived the limit confirmed it again': {
+        hinted: false, limit: 100, latency: 0.1, gaps: Array(13).fill(20), width: 2, resets: [3, 6],
+      },
+      'counting: two restarts far below the hint agreed, and lowered it for good': {
+        hinted: true, limit: 2000, latency: 0.1, gaps: Array(12).fill(20), width: 1, restarts: [41.36, 21.12],
+      },
+      'counting: a probe closed past a tentative limit was held, not raised, three times': {
+        hinted: false, limit: 100, latency: 0.1, gaps: [66.08, 67.110848, ...Array(12).fill(66.08)], width: 1, restarts: [67.085526],
+      },
+      'counting: a refuted probe back in the pool met the true limit': {
+        hinted: false, limit: 100, latency: 0.1, gaps: [33.44, 33.44, 33.44, 33.493504, 33.44, 33.44, 33.433312, 33.44, 33.078848, 33.44, 33.44, 33.44, 33.44, 32.991904, 32.978528, 33.44, 33.33968, 33.44, 33.159104, 33.165792], width: 1, restarts: [100.723427, 33.574476], resets: [6],
       },
     };
     for (const [name, s] of Object.entries(cases)) {

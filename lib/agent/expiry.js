@@ -7,7 +7,7 @@
 const debug = require('debug')('steady-agent');
 const { socketFreeTimeout } = require('../options/normalize');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
-const { takeOutOfPool, backToPool } = require('../core/agent_maps');
+const { takeOutOfPool } = require('../core/agent_maps');
 const { ExpiredTimeout } = require('../core/timeout_event');
 const { PHASES, stateOf } = require('./socket_state');
 const clock = require('../timers/clock');
@@ -22,7 +22,6 @@ class Expiry {
   #config;
   #learning;
   #events;
-  #shutdown;
   // The 'timeout' emitted on an expired socket.
   #expiredTimeout = new ExpiredTimeout();
   // One timer for every free socket's deadline; each socket due comes back
@@ -35,14 +34,12 @@ class Expiry {
    *   socketActiveTTL change with agent.options)
    * @param {import('./idle_learning').IdleLearning} learning
    * @param {import('../observe/events').PoolEvents} events
-   * @param {import('./shutdown').Shutdown} shutdown
    */
-  constructor(agent, config, learning, events, shutdown) {
+  constructor(agent, config, learning, events) {
     this.#agent = agent;
     this.#config = config;
     this.#learning = learning;
     this.#events = events;
-    this.#shutdown = shutdown;
   }
 
   /** `state` must be looked at no later than `deadline` (clock.now() time). */
@@ -67,8 +64,8 @@ class Expiry {
   // A free socket or a probe reached its deadline.
   #freeDue(state, now) {
     const socket = state.socket;
-    if (state.phase !== PHASES.FREE) { // a probe
-      if (this.#learning.outlived(socket, state, now)) this.#probeOutlived(socket, state, now);
+    if (state.phase !== PHASES.FREE) { // a probe: still open at its bound, it closes
+      if (this.#learning.outlived(socket, state, now)) this.#expireFree(socket, state);
       return;
     }
     // The limits may have changed since it was freed (the learning engine decides).
@@ -105,20 +102,6 @@ class Expiry {
   #startProbe(socket, state, bound) {
     if (socket.timeout > 0) socket.setTimeout(0);
     this.#sweeper.watch(state, this.#learning.startProbe(socket, state, bound));
-  }
-
-  // A probe still open at its bound: its limit is forgotten, and it goes
-  // back to the pool for what is left of its free timeout.
-  #probeOutlived(socket, state, now) {
-    const next = this.#atDeadline(socket, state, now);
-    if (next.action !== 'wait' || this.#shutdown.closing) {
-      this.#expireFree(socket, state);
-      return;
-    }
-    state.backToPool(state.freedAt + next.timeout);
-    // Where a request takes it last: it is the oldest socket of the pool.
-    backToPool(this.#agent, state.pool, socket, this.#agent.scheduling === 'fifo');
-    this.#sweeper.watch(state, state.freeDeadline);
   }
 
   #atDeadline(socket, state, now) {

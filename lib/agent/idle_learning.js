@@ -132,8 +132,8 @@ class IdleLearning {
   /**
    * The probe reached its bound still open at `now`: the server keeps idle
    * sockets longer than the learned limit, which is forgotten. Returns true
-   * when `socket` was its origin's probe (the agent then puts it back in
-   * the pool, or closes it when its own free timeout is over).
+   * when `socket` was its origin's probe; the agent then closes it (the
+   * engine's rule).
    */
   outlived(socket, state, now) {
     const idle = now - state.freedAt;

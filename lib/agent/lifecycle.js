@@ -72,7 +72,7 @@ class SocketLifecycle {
     this.#proxy = createProxyRoutes(config.proxy, agent.protocol, this.#setup); // null without one
     this.#queueBounds = QueueBounds.create(config, this.#events);
     this.#learning = new IdleLearning(config.learnServerTimeout, this.#events, (pool) => this.#expiry.tighten(pool));
-    this.#expiry = new Expiry(agent, this.#config, this.#learning, this.#events, this.#shutdown);
+    this.#expiry = new Expiry(agent, this.#config, this.#learning, this.#events);
     if (config.dns !== undefined) {
       const { AgentDns } = require('../dns/agent_dns');
       this.#dns = new AgentDns(config.dns, agent, (socket, state) => this.#expiry.retire(socket, state, CLOSE_REASONS.DNS));

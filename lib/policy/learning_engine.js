@@ -123,6 +123,9 @@ class LearningEngine {
    * The probe `handle` of `origin` is still open after `idleMs` idle, its
    * bound: the server keeps idle sockets longer than the limit, which is
    * forgotten. Returns { wasProbe, verdict } (verdict null: nothing changed).
+   * The caller closes the probe: it has idled past anything the server was
+   * seen to allow, and a request that took it could meet the server's close
+   * (each tentative limit costs one connection).
    */
   probeOutlived(origin, handle, idleMs) {
     if (!this.endProbe(origin, handle)) return { wasProbe: false, verdict: null };

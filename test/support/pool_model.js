@@ -251,15 +251,9 @@ function run(s, kind) {
       return;
     }
     if (conn.phase === 'probe') {
+      // Still open at its bound: the limit is forgotten, and the probe closes.
       report(engine.probeOutlived(O, conn, q.now - conn.freedAt).verdict);
-      const next = engine.atDeadline(O, FREE_SOCKET_TIMEOUT, conn.hint, MARGIN, allowedMs);
-      if (next.action !== 'wait') {
-        closeClient(conn);
-        return;
-      }
-      conn.phase = 'free';
-      setDeadline(conn, conn.freedAt + next.timeout);
-      pool.unshift(conn); // where a request takes it last (lifo)
+      closeClient(conn);
       return;
     }
     const next = engine.atDeadline(O, FREE_SOCKET_TIMEOUT, conn.hint, MARGIN, allowedMs);
