@@ -237,7 +237,15 @@ for (const protocol of PROTOCOLS) {
         const lines = `steady-agent ${steady.line}, Node's agent ${node.line}`;
         const seen = { steady: [steady.connections, steady.failures], node: [node.connections, node.failures] };
         const predicted = { steady: [model.steady.connections, model.steady.failures], node: [model.node.connections, model.node.failures] };
-        assert.deepEqual(seen, predicted, `${lines}; the model learned: ${model.steady.learned.join('; ')}`);
+        const why = `${lines}; the model: steady-agent ${model.steady.line}, Node's agent ${model.node.line}; it learned: ${model.steady.learned.join('; ')}`;
+        // Where Node's agent met the faults as the model has it, steady-agent
+        // must too. A loaded machine, or a Node that reports a restart
+        // otherwise, can move a fault onto a request in flight: then both
+        // agents meet it, and steady-agent must differ from Node's agent as
+        // the model says it does.
+        if (seen.node[0] === predicted.node[0] && seen.node[1] === predicted.node[1]) assert.deepEqual(seen, predicted, why);
+        const difference = (counts) => [counts.steady[0] - counts.node[0], counts.steady[1] - counts.node[1]];
+        assert.deepEqual(difference(seen), difference(predicted), why);
         if (faultsOf(s) < 2) return;
         // createDispatcher runs the same engine with a trial of time for a
         // probe (undici keeps its own pool), and resends what it may: within
