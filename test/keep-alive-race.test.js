@@ -119,9 +119,11 @@ for (const protocol of PROTOCOLS) {
       assert.equal(server.dropped, 0);
       await waitFor(() => server.connections.every((conn) => conn.closed));
       // After learning, every idle socket left the pool before the server's
-      // limit; the server closed only the first and the probes (one per round
-      // at most: the socket kept open out of the pool to check the limit).
-      assert.ok(server.closedBy('server') <= 1 + ROUNDS + 1, `closed by the server: ${server.closedBy('server')}`);
+      // limit; the server closed only the first and the probes (the sockets
+      // kept open out of the pool to check the limit, one at a time: two
+      // trials confirm it, then at most two a round, one ending as the
+      // next starts).
+      assert.ok(server.closedBy('server') <= 1 + 2 * (ROUNDS + 1), `closed by the server: ${server.closedBy('server')}`);
       assert.equal(agent.getCurrentStatus().errorSocketCount, 0);
     });
   });

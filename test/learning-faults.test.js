@@ -119,11 +119,17 @@ const steadyRhythm = (gap, n, fault) => ({
   hinted: true, limit: 5000, latency: 0.1, gaps: Array(n).fill(gap), width: 1, restartAt: null, resetRequest: null, ...fault,
 });
 
-/** At most one connection more a fault than Node's agent, and no more failures, for the agent and the dispatcher. */
-function withinAllowance(result, faults) {
+/**
+ * The property, for the agent and the dispatcher: at most one connection
+ * more a fault than Node's agent, and no more failures, but for the first
+ * collision with a server that sends no hint (which costs a connection too).
+ */
+function withinAllowance(result, faults, hinted) {
+  const first = hinted ? 0 : 1;
   for (const name of ['steady', 'dispatcher']) {
-    assert.ok(result[name].connections <= result.node.connections + faults, `${name}: ${result[name].connections} connections for ${faults} faults; ${result.lines}`);
-    assert.ok(result[name].failures <= result.node.failures, `${name}: ${result[name].failures} failures; ${result.lines}`);
+    if (result[name] === undefined) continue;
+    assert.ok(result[name].connections <= result.node.connections + faults + first, `${name}: ${result[name].connections} connections for ${faults} faults; ${result.lines}`);
+    assert.ok(result[name].failures <= result.node.failures + first, `${name}: ${result[name].failures} failures; ${result.lines}`);
   }
 }
 
@@ -136,7 +142,7 @@ for (const protocol of PROTOCOLS) {
     it('a flaky backend, every tenth request reset, a GET every 200 ms: at most one new connection a reset more than Node\'s agent', async () => {
       const s = { ...steadyRhythm(200, 40), resets: [3, 13, 23, 33] };
       const result = await sideBySide(protocol, s);
-      withinAllowance(result, 4);
+      withinAllowance(result, 4, s.hinted);
       assert.equal(result.steady.line, result.node.line, result.lines);
     });
 
@@ -144,7 +150,7 @@ for (const protocol of PROTOCOLS) {
     // dropped twice seven seconds apart), a quarter of the time.
     it('two deploys seven requests apart, a hinted server: at most one new connection each', async () => {
       const s = { ...steadyRhythm(250, 12), restarts: [600, 2350] };
-      withinAllowance(await sideBySide(protocol, s), 2);
+      withinAllowance(await sideBySide(protocol, s), 2, s.hinted);
     });
 
     // The issue's margin band (a silent 2.5 s limit, a request every 2 s,
@@ -154,7 +160,7 @@ for (const protocol of PROTOCOLS) {
         hinted: false, limit: 400, latency: 0.1, gaps: Array(12).fill(320), width: 1, restarts: [820],
       };
       const result = await sideBySide(protocol, s);
-      withinAllowance(result, 1);
+      withinAllowance(result, 1, s.hinted);
       assert.ok(result.steady.line.endsWith('RRRRR'), result.lines);
     });
   });
@@ -239,19 +245,17 @@ for (const protocol of PROTOCOLS) {
         const predicted = { steady: [model.steady.connections, model.steady.failures], node: [model.node.connections, model.node.failures] };
         const why = `${lines}; the model: steady-agent ${model.steady.line}, Node's agent ${model.node.line}; it learned: ${model.steady.learned.join('; ')}`;
         // Where Node's agent met the faults as the model has it, steady-agent
-        // must too. A loaded machine, or a Node that reports a restart
-        // otherwise, can move a fault onto a request in flight: then both
-        // agents meet it, and steady-agent must differ from Node's agent as
-        // the model says it does.
+        // must too, exactly. A loaded machine, or a Node that reports a
+        // restart otherwise, can move a fault (onto a request in flight, past
+        // a limit): then the property must hold of what happened.
         if (seen.node[0] === predicted.node[0] && seen.node[1] === predicted.node[1]) assert.deepEqual(seen, predicted, why);
-        const difference = (counts) => [counts.steady[0] - counts.node[0], counts.steady[1] - counts.node[1]];
-        assert.deepEqual(difference(seen), difference(predicted), why);
+        else withinAllowance({ steady, node, lines: why }, faultsOf(s), s.hinted);
         if (faultsOf(s) < 2) return;
         // createDispatcher runs the same engine with a trial of time for a
         // probe (undici keeps its own pool), and resends what it may: within
         // the property's allowance rather than equal to the model.
         const dispatcher = await play(protocol, s, dispatcherFor(protocol));
-        withinAllowance({ steady, node, dispatcher, lines: `${lines}, createDispatcher ${dispatcher.connections} connections` }, faultsOf(s));
+        withinAllowance({ steady, node, dispatcher, lines: `${lines}, createDispatcher ${dispatcher.connections} connections` }, faultsOf(s), s.hinted);
       });
     }
   });
