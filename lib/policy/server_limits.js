@@ -11,42 +11,43 @@
 // a request sent on it failed before any byte of its response). A real idle
 // limit kills nearly every socket that idles past it and none that idles
 // less; a fault (a restart, a reset request) kills one now and then at
-// whatever idle time the traffic has. So a close at t is believed only
-// where deaths at t or longer outnumber survivals at t or longer, and it is
-// confirmed only when more than one close agrees with it. Agreement alone
-// proves nothing: at a steady rhythm every fault comes at the same idle time.
+// whatever idle time the traffic has. So a close at t is believed only where
+// the deaths about t outweigh half the survivals at t or longer, and a limit
+// is confirmed only by two trials of it (its probe, or a socket idle as long,
+// dying there). Agreement alone proves nothing: at a steady rhythm every
+// fault comes at the same idle time.
 //
 // The states and what moves them (each row is a test in
 // test/server-limits.test.js):
 //
-// | state        | fact                                   | when                              | next            | outcome    |
-// |--------------|----------------------------------------|-----------------------------------|-----------------|------------|
-// | any          | a close at t                           | survivals at t or longer dominate | as it was       | refused    |
-// | any          | a close at t < HINT_TRUST of the hint  | one close near t                  | as it was       | refused    |
-// | any          | a close at t < HINT_TRUST of the hint  | closes agree near t, outweigh survivals | tentative t (confirmed: lowered) | learned, lowered |
-// | unknown      | a close at t                           | deaths dominate, one close near t | tentative t     | learned    |
-// | any          | a close at t                           | deaths dominate, closes agree     | confirmed t     | confirmed  |
-// | tentative L  | a close below L                        | deaths dominate, one close near t | tentative t     | lowered    |
-// | confirmed L  | a close below L                        | deaths dominate, one close near t | confirmed L     | held       |
-// | confirmed L  | a close below L                        | closes agree near t               | confirmed t     | lowered    |
-// | confirmed L  | a close past L                         | deaths at L still dominate there  | as it was       | held       |
-// | limit L      | a close past L                         | deaths dominate at t              | tentative t     | raised     |
-// | any          | closes within BURST_WINDOW, agreeing   | one event; never a new limit      | as before       | burst      |
-// | any          | a burst at other idle times, or with a request in flight | teaches nothing | as before | restart |
-// | limit L      | a reuse answered past L, a probe open past L | -                           | unknown         | refuted    |
-// | limit L      | its trial lapsed (no probe kept: undici) | -                               | unknown, L lapsed | refuted  |
-// | unknown, L lapsed | a close at L or past it, agreeing | deaths dominate                  | confirmed       | confirmed  |
-// | any          | a close the agent made                 | -                                 | as it was       | (none)     |
+// | state        | fact                                          | when                                   | next              | outcome   |
+// |--------------|-----------------------------------------------|----------------------------------------|-------------------|-----------|
+// | any          | a close at t                                  | survivals at t or longer dominate      | as it was         | refused   |
+// | any          | a close at t < HINT_TRUST of the hint          | one close near t                       | as it was         | refused   |
+// | any          | a close at t < HINT_TRUST of the hint          | closes agree near t, outweigh survivals | tentative t      | learned   |
+// | unknown      | a close at t                                  | deaths dominate                        | tentative t       | learned   |
+// | tentative L  | a trial: its probe, or a socket idle L, dies about L | the first                       | tentative L       | held      |
+// | tentative L  | a trial                                       | the second                             | confirmed L       | confirmed |
+// | tentative L  | a close below L, not a trial                  | deaths dominate                        | tentative t       | lowered   |
+// | confirmed L  | a close below L                               | one close near t                       | confirmed L       | held      |
+// | confirmed L  | a close below L                               | closes agree near t, outnumber survivals | confirmed t     | lowered   |
+// | confirmed L  | a close past L                                | the closes at L still dominate         | as it was         | held      |
+// | limit L      | a close past L                                | deaths dominate                        | tentative t       | raised    |
+// | any          | closes within BURST_WINDOW, agreeing          | one close: a trial at most             | as before         | burst     |
+// | any          | a burst at other idle times, or with a request in flight | teaches nothing             | as before         | restart   |
+// | limit L      | a reuse answered well past L, a probe open past L | -                                  | unknown           | refuted   |
+// | limit L      | its trial lapsed (no probe kept: undici)      | -                                      | unknown, L lapsed | refuted   |
+// | unknown, L lapsed | a close at L or past it                  | deaths dominate                        | confirmed L       | confirmed |
+// | any          | a close the agent made                        | -                                      | as it was         | (none)    |
 //
 // Every close weighed decays the counts, so a server that changed is
 // believed after a few closes, and the histogram stays small: at most
 // MAX_BUCKETS idle times, its total weight at most HISTORY.
 
 const { TUNING } = require('./learning_tuning');
+const { Evidence, agree } = require('./idle_evidence');
 
 const STATES = Object.freeze({ UNKNOWN: 'unknown', TENTATIVE: 'tentative', CONFIRMED: 'confirmed' });
-
-const { Evidence, agree } = require('./idle_evidence');
 
 const ms = (n) => `${Math.round(n)} ms`;
 const times = (n) => {
