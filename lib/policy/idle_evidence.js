@@ -8,8 +8,17 @@
 // server_limits.js reads it; nothing else writes it.
 const { TUNING } = require('./learning_tuning');
 
-const LOG_RATIO = Math.log(TUNING.BUCKET_RATIO);
-const bucketOf = (ms) => (ms < 1 ? 0 : Math.floor(Math.log(ms) / LOG_RATIO));
+// A bucket per 1/BUCKETS_PER_OCTAVE of an octave of idle time, from integer
+// operations only: a reuse counts its idle time on every request.
+const { BUCKETS_PER_OCTAVE } = TUNING;
+const SHIFT = Math.log2(BUCKETS_PER_OCTAVE);
+function bucketOf(ms) {
+  if (!(ms >= 1)) return 0;
+  const whole = ms >= 0x7fffffff ? 0x7fffffff : ms | 0;
+  const octave = 31 - Math.clz32(whole);
+  const part = octave >= SHIFT ? (whole >>> (octave - SHIFT)) & (BUCKETS_PER_OCTAVE - 1) : (whole << (SHIFT - octave)) & (BUCKETS_PER_OCTAVE - 1);
+  return octave * BUCKETS_PER_OCTAVE + part;
+}
 
 /** True when two idle times are the same limit, give or take timer jitter. */
 function agree(a, b) {

@@ -165,7 +165,7 @@ class LearningEngine {
    * @param {number} margin serverTimeoutMargin
    */
   freeTimeout(origin, uncapped, hinted, margin) {
-    const cap = this.#limits.size > 0 ? capOf(this.#limits.peek(origin), this.#probes.size > 0 && this.#probes.has(origin)) : undefined;
+    const cap = this.#limits.anyInForce ? capOf(this.#limits.peek(origin), this.#probes.size > 0 && this.#probes.has(origin)) : undefined;
     return idleAllowance(uncapped, hinted, cap, margin);
   }
 
@@ -176,13 +176,13 @@ class LearningEngine {
    * probe, open until `bound` ms idle, and calls startProbe).
    */
   atDeadline(origin, uncapped, hinted, margin, allowedMs) {
-    const record = this.#limits.size > 0 ? this.#limits.peek(origin) : undefined;
+    const record = this.#limits.anyInForce ? this.#limits.peek(origin) : undefined;
     return atDeadline(uncapped, hinted, record, this.#probes.size > 0 && this.#probes.has(origin), margin, allowedMs);
   }
 
   /** The learned limit of `origin` in force, in ms, or undefined. */
   limitOf(origin) {
-    return this.#limits.size > 0 ? this.#limits.limitOf(origin) : undefined;
+    return this.#limits.limitOf(origin);
   }
 
   /** The counts behind the estimate of `origin`: [{ idleMs, survived, died }]. */

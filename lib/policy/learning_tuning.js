@@ -38,8 +38,8 @@ const TUNING = Object.freeze({
   DECAY: 0.85,
   /** a close before this share of the announced timeout is not believed */
   HINT_TRUST: 0.5,
-  /** the histogram's resolution: each bucket spans this ratio of idle times */
-  BUCKET_RATIO: 1.05,
+  /** the histogram's resolution: each octave of idle times in this many buckets (about 4.4% apart) */
+  BUCKETS_PER_OCTAVE: 16,
   MAX_BUCKETS: 24,
   /** counts are halved when their total passes this */
   HISTORY: 64,

@@ -113,6 +113,8 @@ const result = (outcome, why) => ({ outcome, why });
  */
 class ServerLimits {
   #origins = new Map();
+  // Origins with a limit in force: while none has, the deadlines need no look.
+  #inForce = 0;
   #capacity;
   #onEvict;
 
@@ -136,9 +138,21 @@ class ServerLimits {
     return this.#origins.get(origin);
   }
 
+  /** Whether any origin has a limit in force (cheap). */
+  get anyInForce() {
+    return this.#inForce > 0;
+  }
+
   /** The limit in force for `origin` in ms, or undefined. */
   limitOf(origin) {
-    return this.#origins.get(origin)?.limit;
+    return this.#inForce > 0 ? this.#origins.get(origin)?.limit : undefined;
+  }
+
+  // Keeps #inForce: `state` had a limit before a fact (`had`), and may not now.
+  #counted(state, had, verdict) {
+    const has = state.limit !== undefined;
+    if (has !== had) this.#inForce += has ? 1 : -1;
+    return verdict;
   }
 
   /**
@@ -158,6 +172,7 @@ class ServerLimits {
     if (probe ? idleMs + 1 < limit + probeSlack : idleMs <= limit || agree(idleMs, limit)) return null;
     state.refuted = undefined;
     state.set(undefined, false);
+    this.#inForce--;
     return result('refuted', probe ? `a probe was still open after ${ms(idleMs)} idle` : `a reuse after ${ms(idleMs)} idle got its response`);
   }
 
@@ -172,6 +187,7 @@ class ServerLimits {
     if (state === undefined || state.limit === undefined) return null;
     state.refuted = state.limit;
     state.set(undefined, false);
+    this.#inForce--;
     return result('refuted', 'no close confirmed it within its trial');
   }
 
@@ -190,7 +206,8 @@ class ServerLimits {
     if (!(idle >= 1)) return null;
     const now = fact.now;
     const state = this.#touch(origin, true);
-    if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#joinBurst(state, now, idle);
+    const had = state.limit !== undefined;
+    if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#counted(state, had, this.#joinBurst(state, now, idle));
     state.before = [state.limit, state.confirmed, state.fromCollision, state.trials];
     state.burstAt = now;
     state.burstIdle = idle;
@@ -199,7 +216,7 @@ class ServerLimits {
     state.burstBucket = state.evidence.died(idle);
     const weighed = ServerLimits.#weigh(state, idle, fact);
     state.evidence.decay();
-    return weighed;
+    return this.#counted(state, had, weighed);
   }
 
   /**
@@ -209,7 +226,7 @@ class ServerLimits {
    */
   fault(origin, now) {
     const state = this.#touch(origin, true);
-    if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#joinBurst(state, now, NaN);
+    if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#counted(state, state.limit !== undefined, this.#joinBurst(state, now, NaN));
     state.before = [state.limit, state.confirmed, state.fromCollision, state.trials];
     state.burstAt = now;
     state.burstIdle = NaN;
@@ -331,6 +348,7 @@ class ServerLimits {
   #evictOldest() {
     const [oldest, dropped] = this.#origins.entries().next().value;
     this.#origins.delete(oldest);
+    if (dropped.limit !== undefined) this.#inForce--;
     if (dropped.limit !== undefined && this.#onEvict !== undefined) this.#onEvict(oldest);
   }
 
