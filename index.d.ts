@@ -318,6 +318,14 @@ declare namespace HttpAgent {
       learned: number | null;
       /** How sure the agent is of the learned limit; null without one. */
       confidence: 'tentative' | 'confirmed' | null;
+      /**
+       * The counts behind the estimate, shortest idle time first: how often
+       * a socket survived about `idleMs` of idle time (a reuse that got its
+       * response, a probe still open) and how often one died there (closed
+       * by the server, or a request failing on it). Weights: older counts
+       * fade, so they need not be whole numbers.
+       */
+      evidence: Array<{ idleMs: number; survived: number; died: number }>;
     };
     /** Over every wait behind `maxSockets` that ended (with a socket, by queueTimeout, aborted, destroyed), in ms. */
     queueWaitMs: { count: number; sum: number; max: number };
@@ -388,7 +396,7 @@ declare namespace HttpAgent {
     confidence?: 'tentative' | 'confirmed' | null;
     /** Learned limits only: what the close the agent weighed did. */
     outcome?: 'learned' | 'confirmed' | 'raised' | 'lowered' | 'held' | 'refused' | 'burst' | 'restart' | 'refuted' | 'evicted';
-    /** Learned limits only: why, in words ('contradicted by a reuse after 1000 ms'). */
+    /** Learned limits only: why, in words ('a request failed after 201 ms idle, where reuses survived as long 9 times and sockets died 1 time: a fault'). */
     why?: string;
   }
   /** `steady-agent:request:queued` */

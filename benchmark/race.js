@@ -29,6 +29,10 @@
 //   (server.closeAllConnections()); reset: the server destroys the socket of
 //   each attempt's fifth request. The second table shows requests failed and
 //   new connections beyond each attempt's first: Node's agent needs one.
+// - flaky and deploys (many faults, the same servers and rhythms): flaky,
+//   the server destroys the socket of every tenth request of each attempt
+//   (the fourth of each ten, as Node's server in issue 38's report); deploys,
+//   the server closes every connection twice, 2.4 and 9.4 rhythms in.
 //
 // On loopback the server's FIN reaches the client within microseconds, so the
 // race window would be almost nil; real networks make it one round trip wide.
@@ -47,6 +51,7 @@
 //   BENCH_RACE_ATTEMPTS=144 BENCH_RACE_HINT=2 BENCH_RACE_SPREAD=10 BENCH_RACE_LATENCY=5 node benchmark/race.js
 //   BENCH_RACE_SCENARIOS=hintless,restart BENCH_RACE_IDLE=2000 node benchmark/race.js
 //   BENCH_RACE_SCENARIOS=deploy,reset BENCH_RACE_FAULT_ATTEMPTS=4 node benchmark/race.js
+//   BENCH_RACE_SCENARIOS=flaky,deploys node benchmark/race.js
 //
 // Then the same servers and attempts through fetch and undici (a third and
 // a fourth table): Node's fetch, steady-agent/fetch, undici.request with
@@ -81,10 +86,33 @@ const RESTART_LIMIT = 5000;
 const RESTART_AFTER = 200;
 const RESTART_REQUESTS = 30;
 const RESTART_GAP = 50;
-const SCENARIOS = (process.env.BENCH_RACE_SCENARIOS || 'hinted,node,hintless,restart,deploy,reset').split(',').map((s) => s.trim());
-const FAULTS = ['deploy', 'reset'];
+const SCENARIOS = (process.env.BENCH_RACE_SCENARIOS || 'hinted,node,hintless,restart,deploy,reset,flaky,deploys').split(',').map((s) => s.trim());
+const FAULTS = ['deploy', 'reset', 'flaky', 'deploys'];
+// When each fault scenario's server closes every connection, in rhythms from the first request.
+const RESTARTS_AT = { deploy: [2.4], deploys: [2.4, 9.4] };
+// Whether the server resets request i of an attempt.
+const RESETS = { reset: (i) => i === 4, flaky: (i) => i % 10 === 3 };
+const FAULT_NOTES = {
+  deploy: 'the server closes every connection 2.4 rhythms in',
+  reset: 'the server destroys the socket of each attempt\'s fifth request',
+  flaky: 'the server destroys the socket of every tenth request of each attempt (the fourth of each ten)',
+  deploys: 'the server closes every connection twice, 2.4 and 9.4 rhythms in',
+};
+
+/** The path of request `i` of a fault attempt: /reset where the fault resets it. */
+const faultPath = (fault, i) => (RESETS[fault]?.(i) ? '/reset' : '/');
+
+/** The fault's restarts, each when it is due: resolves when the last is done. */
+function restartsOf(fault, rhythm, server) {
+  return Promise.all((RESTARTS_AT[fault] ?? []).map((at) => sleep(at * rhythm).then(() => server.call('restart'))));
+}
 const FAULT_RHYTHMS = [50, 250, 1000];
-const FAULT_REQUESTS = { 50: 40, 250: 16, 1000: 10 };
+// Requests per attempt, per fault and rhythm: a flaky backend's every tenth
+// request reset needs several tens, two deploys 9.4 rhythms and more.
+const ONE_FAULT_REQUESTS = { 50: 40, 250: 16, 1000: 10 };
+const FAULT_REQUESTS = {
+  deploy: ONE_FAULT_REQUESTS, reset: ONE_FAULT_REQUESTS, flaky: { 50: 40, 250: 40, 1000: 20 }, deploys: { 50: 40, 250: 16, 1000: 14 },
+};
 const FAULT_LIMIT_S = 5;
 const faultAttempts = envNumber('BENCH_RACE_FAULT_ATTEMPTS', 4);
 const CLIENTS = process.env.BENCH_RACE_CLIENTS || 'agents,dispatchers';
@@ -323,9 +351,9 @@ async function faultAttempt(candidate, port, fault, rhythm, startAfter) {
   let line = '';
   try {
     const started = performance.now();
-    for (let i = 0; i < FAULT_REQUESTS[rhythm]; i++) {
+    for (let i = 0; i < FAULT_REQUESTS[fault][rhythm]; i++) {
       await sleep(Math.max(0, started + i * rhythm - performance.now()));
-      line += await faultGet(agent, port, fault === 'reset' && i === 4 ? '/reset' : '/');
+      line += await faultGet(agent, port, faultPath(fault, i));
     }
   } finally {
     agent.destroy();
@@ -353,12 +381,12 @@ async function runFault(fault, kind, rhythm, list) {
     for (const candidate of list) {
       await server.call('reset');
       const starts = Array.from({ length: faultAttempts }, (_, i) => (i * rhythm) / faultAttempts);
-      const restart = fault === 'deploy' ? sleep(2.4 * rhythm).then(() => server.call('restart')) : null;
+      const restart = restartsOf(fault, rhythm, server);
       const lines = await Promise.all(starts.map((at) => faultAttempt(candidate, network.port, fault, rhythm, at)));
       await restart;
       const failed = lines.reduce((n, line) => n + [...line].filter((c) => c === 'E').length, 0);
       const extra = lines.reduce((n, line) => n + Math.max(0, [...line].filter((c) => c === 'N').length - 1), 0);
-      const requests = faultAttempts * FAULT_REQUESTS[rhythm];
+      const requests = faultAttempts * FAULT_REQUESTS[fault][rhythm];
       const serverName = kind === 'node' ? `Node's server (timeout=${FAULT_LIMIT_S})` : `silent (${FAULT_LIMIT_S} s)`;
       rows.push([serverName, fault, `${rhythm} ms`, candidate.label('http'), `${failed} / ${requests}`, count(extra), lines[0]]);
       raw[`${fault}/${kind}/${rhythm}/${candidate.id}`] = { failed, requests, extraConnections: extra, lines };
@@ -386,7 +414,7 @@ async function runFaults(faults) {
   }
   return {
     table: {
-      title: `One fault: a deploy or one reset request (${faultAttempts} attempts, ${latency} ms latency each way)`,
+      title: `Faults: a deploy, one reset request, a flaky backend, two deploys (${faultAttempts} attempts, ${latency} ms latency each way)`,
       columns: ['server', 'fault', 'a request every', 'agent', 'failed requests', 'new connections beyond the first', 'first attempt (N new, R reused, E failed)'],
       rows,
     },
@@ -462,9 +490,9 @@ async function dispatcherFaultAttempt(candidate, port, fault, rhythm, startAfter
   let line = '';
   try {
     const started = performance.now();
-    for (let i = 0; i < FAULT_REQUESTS[rhythm]; i++) {
+    for (let i = 0; i < FAULT_REQUESTS[fault][rhythm]; i++) {
       await sleep(Math.max(0, started + i * rhythm - performance.now()));
-      const { error, ms } = await client.get(fault === 'reset' && i === 4 ? '/reset' : '/');
+      const { error, ms } = await client.get(faultPath(fault, i));
       candidate.ms.push(ms);
       line += error ? 'E' : '.';
     }
@@ -483,13 +511,13 @@ async function runDispatcherFault(fault, kind, rhythm, list) {
       candidate.ms = [];
       await server.call('reset');
       const starts = Array.from({ length: faultAttempts }, (_, i) => (i * rhythm) / faultAttempts);
-      const restart = fault === 'deploy' ? sleep(2.4 * rhythm).then(() => server.call('restart')) : null;
+      const restart = restartsOf(fault, rhythm, server);
       const lines = await Promise.all(starts.map((at) => dispatcherFaultAttempt(candidate, network.port, fault, rhythm, at)));
       await restart;
       const stats = await server.call('reset');
       const failed = lines.reduce((n, line) => n + [...line].filter((c) => c === 'E').length, 0);
       const extra = Math.max(0, stats.connections - faultAttempts);
-      const requests = faultAttempts * FAULT_REQUESTS[rhythm];
+      const requests = faultAttempts * FAULT_REQUESTS[fault][rhythm];
       const added = addedLatency(candidate.ms);
       const serverName = kind === 'node' ? `Node's server (timeout=${FAULT_LIMIT_S})` : `silent (${FAULT_LIMIT_S} s)`;
       rows.push([serverName, fault, `${rhythm} ms`, candidate.label(), `${failed} / ${requests}`, count(extra), `${added.delayed} / ${requests}`, `${added.worst} ms`]);
@@ -535,7 +563,7 @@ async function runDispatchers(ids, faults) {
   }
   if (faultRows.length > 0) {
     tables.push({
-      title: `One fault through fetch and undici (${faultAttempts} attempts, ${latency} ms latency each way)`,
+      title: `Faults through fetch and undici (${faultAttempts} attempts, ${latency} ms latency each way)`,
       columns: ['server', 'fault', 'a request every', 'client', 'failed requests', 'new connections beyond the first',
         `delayed over ${DELAYED_MS} ms`, 'most added latency'],
       rows: faultRows,
@@ -551,7 +579,7 @@ async function main() {
   const raw = {};
   for (const id of SCENARIOS) {
     if (FAULTS.includes(id)) continue;
-    if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, node, hintless, restart, deploy, reset)`);
+    if (!SCENARIO[id]) throw new Error(`unknown race scenario ${id} (hinted, node, hintless, restart, ${FAULTS.join(', ')})`);
     if (!CLIENTS.includes('agents')) continue;
     const result = await runScenario(id, list);
     rows.push(...result.rows);
@@ -588,7 +616,7 @@ async function main() {
     tables: [table, ...(faultResult === null ? [] : [faultResult.table]), ...dispatchers.tables],
     notes: Object.entries(SCENARIO).filter(([id]) => SCENARIOS.includes(id))
       .map(([id, s]) => `${id}: ${s.label}; ${s.attempts} attempts, each a fresh agent.`)
-      .concat(faults.map((id) => `${id}: ${id === 'deploy' ? 'the server closes every connection 2.4 rhythms in' : 'the server destroys the socket of each attempt\'s fifth request'}; `
+      .concat(faults.map((id) => `${id}: ${FAULT_NOTES[id]}; `
         + `${faultAttempts} attempts per rhythm, each a fresh agent; "new connections beyond the first" sums each attempt's new connections less its first.`))
       .concat([
         `Requests pass through a TCP proxy that delays every chunk, FIN and reset by ${latency} ms each way, so the race window is one round trip (${2 * latency} ms) wide, as on a real network.`,

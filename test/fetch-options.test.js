@@ -88,7 +88,7 @@ describe('steady-agent/fetch: the agent\'s options apply', () => {
     await (await fetch(server.url('/'))).text();
     const [origin, stats] = Object.entries(fetch.getStats().origins)[0];
     assert.equal(origin, `127.0.0.1:${server.port}:`);
-    assert.deepEqual(stats.serverIdleTimeout, { announced: 2000, learned: null, confidence: null });
+    assert.deepEqual(stats.serverIdleTimeout, { announced: 2000, learned: null, confidence: null, evidence: [] });
   });
 
   it('the agent\'s diagnostics_channel events come for fetch\'s requests', async () => {

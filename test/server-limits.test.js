@@ -1,12 +1,15 @@
 'use strict';
 
-// The rules of lib/server_limits.js, without sockets: given facts (idle
-// times at which a server closed a socket, when, the hint, the longest idle
-// time seen alive), what the agent learns, and how long a socket may then
-// stay idle. The pool model (test/learning-properties.test.js) drives the
-// same functions through whole rhythms.
+// The learning rules without sockets: the counting of server_limits.js, one
+// test a row of its table of states and transitions; the decisions of
+// free_timeout.js; and the learning engine every transport and the pool
+// model call (learning_engine.js). test/learning-properties.test.js drives
+// the same engine through whole rhythms.
 const assert = require('node:assert/strict');
-const { ServerLimits, agree, BURST_WINDOW } = require('../lib/policy/server_limits');
+const {
+  ServerLimits, Evidence, agree, TUNING, STATES,
+} = require('../lib/policy/server_limits');
+const { LearningEngine } = require('../lib/policy/learning_engine');
 const {
   idleAllowance, atDeadline, learnedMargin, probeBound,
 } = require('../lib/policy/free_timeout');
@@ -14,243 +17,382 @@ const {
 const A = 'a:1:';
 const B = 'b:2:';
 
-// observe() with a fact; returns the outcome.
-function see(limits, origin, idleMs, now, extra = {}) {
-  return limits.observe(origin, { idleMs, now, ...extra }).outcome;
+// A close after `idleMs` idle at `now`; returns the outcome (null: ignored).
+function close(limits, origin, idleMs, now, extra = {}) {
+  return limits.died(origin, { idleMs, now, ...extra })?.outcome ?? null;
 }
 
-const limitOf = (limits, origin) => limits.limitOf(origin);
-const confirmed = (limits, origin) => limits.peek(origin)?.confirmed ?? false;
+// `n` reuses after `idleMs` idle that got their response.
+function survive(limits, origin, idleMs, n = 1) {
+  let last = null;
+  for (let i = 0; i < n; i++) last = limits.survived(origin, idleMs);
+  return last;
+}
 
-describe('ServerLimits', () => {
+const stateOf = (limits, origin) => limits.peek(origin)?.state ?? STATES.UNKNOWN;
+const limitOf = (limits, origin) => limits.limitOf(origin);
+
+// A tentative limit at `ms`, from one close nothing contradicts.
+function tentativeAt(ms, origin = A) {
+  const limits = new ServerLimits();
+  close(limits, origin, ms, 10000);
+  return limits;
+}
+
+// A confirmed limit at `ms`: a close, then its probe's two verdicts.
+function confirmedAt(ms, origin = A) {
+  const limits = tentativeAt(ms, origin);
+  close(limits, origin, ms, 20000, { probe: true });
+  close(limits, origin, ms, 30000, { probe: true });
+  return limits;
+}
+
+describe('the learning rules: one test a row of the table (server_limits.js)', () => {
   it('knows nothing at first', () => {
     const limits = new ServerLimits();
     assert.equal(limits.size, 0);
-    assert.equal(limits.get(A), undefined);
+    assert.equal(stateOf(limits, A), STATES.UNKNOWN);
     assert.deepEqual(limits.toJSON(), {});
   });
 
-  it('a first close sets a tentative limit; a second that agrees confirms it', () => {
+  it('any, a close at t where survivals at t or longer dominate: refused (a fault)', () => {
     const limits = new ServerLimits();
-    assert.equal(see(limits, A, 5004, 10000), 'learned');
-    assert.equal(limitOf(limits, A), 5004);
-    assert.equal(confirmed(limits, A), false);
-    assert.equal(see(limits, A, 4998, 20000), 'confirmed');
-    assert.equal(limitOf(limits, A), 4998);
-    assert.equal(confirmed(limits, A), true);
-    assert.deepEqual(limits.toJSON(), { [A]: 4998 });
+    survive(limits, A, 200, 9);
+    const refused = limits.died(A, { idleMs: 201, now: 1000, collision: true });
+    assert.equal(refused.outcome, 'refused');
+    assert.match(refused.why, /a request failed after 201 ms idle, where reuses survived as long 9 times and sockets died 1 time: a fault/);
+    assert.equal(stateOf(limits, A), STATES.UNKNOWN);
   });
 
-  it('says why, in words', () => {
+  it('any, a close below half the announced timeout: refused, however the counts stand', () => {
     const limits = new ServerLimits();
-    const learned = limits.observe(A, { idleMs: 900.4, now: 1000, collision: true });
-    assert.equal(learned.outcome, 'learned');
-    assert.match(learned.why, /a request failed after 900 ms idle \(tentative\)/);
-    const refused = limits.observe(B, { idleMs: 375, now: 1000, aliveMs: 1000.2 });
-    assert.deepEqual(refused, { outcome: 'refused', why: 'contradicted by a reuse after 1000 ms', resetAlive: false });
+    const refused = limits.died(A, { idleMs: 375, now: 2400, hinted: 5000 });
+    assert.equal(refused.outcome, 'refused');
+    assert.match(refused.why, /far below the announced timeout of 5000 ms: a fault/);
+    assert.equal(close(limits, B, 3000, 2400, { hinted: 5000 }), 'learned', 'a close near the hint is news');
   });
 
-  it('a tentative limit gives way to a lower close', () => {
+  it('any, closes agree far below the hint and outweigh the survivals: a tentative limit (the hint was wrong)', () => {
     const limits = new ServerLimits();
-    see(limits, A, 1000, 10000);
-    assert.equal(see(limits, A, 400, 20000), 'lowered');
+    assert.equal(close(limits, A, 700, 1000, { hinted: 5000 }), 'refused');
+    assert.equal(close(limits, A, 705, 5000, { hinted: 5000 }), 'learned');
+    assert.equal(limitOf(limits, A), 705);
+    assert.equal(stateOf(limits, A), STATES.TENTATIVE);
+    assert.equal(close(limits, A, 706, 9000, { hinted: 5000, probe: true }), 'held', 'its probe\'s verdicts, as any other');
+  });
+
+  it('unknown, a close that deaths dominate: a tentative limit (a probe will tell)', () => {
+    const limits = new ServerLimits();
+    const learned = limits.died(A, { idleMs: 900.4, now: 1000, collision: true });
+    assert.deepEqual(learned, { outcome: 'learned', why: 'a request failed after 900 ms idle (tentative: a probe will tell)' });
+    assert.equal(stateOf(limits, A), STATES.TENTATIVE);
+    assert.equal(limits.peek(A).fromCollision, true);
+  });
+
+  it('a race: as many reuses die at the idle time as survive there, and the first close is believed', () => {
+    const limits = new ServerLimits();
+    survive(limits, A, 495);
+    assert.equal(close(limits, A, 495, 1000, { collision: true }), 'learned');
+  });
+
+  it('tentative L, its probe dies about L: one trial; the second confirms', () => {
+    const limits = tentativeAt(5004);
+    assert.equal(close(limits, A, 4998, 20000, { probe: true }), 'held');
+    assert.equal(stateOf(limits, A), STATES.TENTATIVE);
+    assert.equal(close(limits, A, 5001, 30000, { probe: true }), 'confirmed');
+    assert.equal(stateOf(limits, A), STATES.CONFIRMED);
+    assert.equal(limitOf(limits, A), 5001);
+  });
+
+  it('tentative L, a socket that idled as long as L dies there: a trial, as a probe', () => {
+    const limits = tentativeAt(1000);
+    assert.equal(close(limits, A, 1010, 20000), 'held');
+    assert.equal(close(limits, A, 1005, 30000), 'confirmed');
+  });
+
+  it('tentative L, another close a little earlier is as likely another fault: it only lowers L', () => {
+    const limits = tentativeAt(20);
+    assert.equal(close(limits, A, 16, 20000), 'lowered');
+    assert.equal(stateOf(limits, A), STATES.TENTATIVE);
+    assert.equal(limitOf(limits, A), 16);
+  });
+
+  it('tentative L, a close well below L that deaths dominate: lowered, still tentative', () => {
+    const limits = tentativeAt(1000);
+    assert.equal(close(limits, A, 400, 20000), 'lowered');
     assert.equal(limitOf(limits, A), 400);
+    assert.equal(stateOf(limits, A), STATES.TENTATIVE);
   });
 
-  it('a single early close does not lower a confirmed limit; a second that agrees does', () => {
-    const limits = new ServerLimits();
-    see(limits, A, 5000, 10000);
-    see(limits, A, 5010, 20000);
-    assert.equal(see(limits, A, 200, 30000), 'held');
-    assert.equal(limitOf(limits, A), 5000, 'one early close: the limit stays');
-    assert.equal(see(limits, A, 1200, 40000), 'held', 'another that disagrees replaces the candidate');
+  it('confirmed L, one close below L: held, counted, not believed', () => {
+    const limits = confirmedAt(5000);
+    assert.equal(close(limits, A, 1200, 40000), 'held');
     assert.equal(limitOf(limits, A), 5000);
-    assert.equal(see(limits, A, 1190, 50000), 'lowered');
+  });
+
+  it('confirmed L, closes agree below L and outweigh the survivals: lowered', () => {
+    const limits = confirmedAt(5000);
+    close(limits, A, 1200, 40000);
+    assert.equal(close(limits, A, 1190, 50000), 'lowered');
     assert.equal(limitOf(limits, A), 1190);
-    assert.equal(confirmed(limits, A), true);
+    assert.equal(stateOf(limits, A), STATES.CONFIRMED);
   });
 
-  it('a single collision does not lower a confirmed limit either (it may be a reset)', () => {
-    const limits = new ServerLimits();
-    see(limits, A, 5000, 10000);
-    see(limits, A, 5000, 20000);
-    assert.equal(see(limits, A, 1200, 30000, { collision: true }), 'held');
+  it('confirmed L, closes agree below L but reuses survived as long: refused', () => {
+    const limits = confirmedAt(5000);
+    survive(limits, A, 1200, 6);
+    close(limits, A, 1200, 40000);
+    assert.equal(close(limits, A, 1190, 50000), 'refused');
     assert.equal(limitOf(limits, A), 5000);
-    // A collision after longer idle than the held close: a server that
-    // drops idle connections silently fails every request past its limit.
-    assert.equal(see(limits, A, 1600, 40000, { collision: true }), 'lowered');
-    assert.equal(limitOf(limits, A), 1200);
   });
 
-  it('a close later than the limit raises it: the server kept the socket that long', () => {
-    const limits = new ServerLimits();
-    see(limits, A, 200, 10000);
-    assert.equal(see(limits, A, 5000, 20000), 'raised');
+  it('confirmed L, a close later than L while the closes at L still stand: held (one late close)', () => {
+    const limits = confirmedAt(992);
+    assert.equal(close(limits, A, 1254, 40000), 'held');
+    assert.equal(limitOf(limits, A), 992);
+  });
+
+  it('limit L, a later close (tentative L, or L no longer standing): raised, tentative', () => {
+    const limits = tentativeAt(200);
+    assert.equal(close(limits, A, 300, 15000, { probe: true }), 'raised', 'a tentative limit: the server kept its probe longer');
+    survive(limits, A, 305, 3); // reuses about as long: the close there was a fault
+    assert.equal(close(limits, A, 5000, 20000), 'raised');
     assert.equal(limitOf(limits, A), 5000);
-    assert.equal(confirmed(limits, A), false);
+    assert.equal(stateOf(limits, A), STATES.TENTATIVE);
   });
 
-  it('agreement: within max(20 ms, 10%)', () => {
-    assert.equal(agree(100, 119), true);
-    assert.equal(agree(100, 121), false);
-    assert.equal(agree(300, 333), true);
-    assert.equal(agree(300, 334), false);
+  it('any, closes at the same idle time within BURST_WINDOW: one event, never a new limit', () => {
+    const limits = new ServerLimits();
+    assert.equal(close(limits, A, 1010, 50000), 'learned');
+    assert.equal(close(limits, A, 1000, 50001), 'burst');
+    assert.equal(close(limits, A, 1005, 50002), 'burst');
+    assert.equal(limitOf(limits, A), undefined, 'several at once may be a restart');
+    assert.equal(close(limits, A, 1002, 60000), 'learned', 'the burst counted as one close: a later one is a first trial');
+  });
+
+  it('tentative L, a burst of closes at L that idled as long: one trial', () => {
+    const limits = tentativeAt(1000);
+    close(limits, A, 1000, 20000, { probe: true });
+    assert.equal(close(limits, A, 1003, 30000), 'confirmed');
+    const other = tentativeAt(1000, B);
+    close(other, B, 1001, 20000, { probe: true });
+    close(other, B, 1000, 30000);
+    assert.equal(close(other, B, 1002, 30001), 'confirmed', 'the burst undoes its first close, then weighs itself');
+  });
+
+  it('any, closes at differing idle times together: a restart, the first undone', () => {
+    const limits = new ServerLimits();
+    const t = 100000;
+    assert.equal(close(limits, A, 200, t), 'learned');
+    assert.equal(close(limits, A, 900, t + 3), 'restart');
+    assert.equal(close(limits, A, 1600, t + 6), 'restart');
+    assert.equal(limitOf(limits, A), undefined);
+    assert.deepEqual(limits.peek(A).evidence.toJSON().filter((row) => row.died > 0), [], 'nothing counted');
+    assert.equal(close(limits, A, 5000, t + 10000), 'learned', 'a close well after the burst is news again');
+  });
+
+  it('any, a close and a request in flight failing together: a restart, in either order', () => {
+    const limits = new ServerLimits();
+    assert.equal(close(limits, A, 400, 5000), 'learned');
+    assert.equal(limits.fault(A, 5002).outcome, 'restart');
+    assert.equal(limitOf(limits, A), undefined);
+    assert.equal(limits.fault(B, 9000).outcome, 'restart');
+    assert.equal(close(limits, B, 400, 9001), 'restart');
+    assert.equal(limitOf(limits, B), undefined);
+  });
+
+  it('a restart leaves a limit learned before it as it was', () => {
+    const limits = confirmedAt(5000);
+    close(limits, A, 300, 40000);
+    close(limits, A, 2000, 40000 + TUNING.BURST_WINDOW);
+    assert.equal(limitOf(limits, A), 5000);
+    assert.equal(stateOf(limits, A), STATES.CONFIRMED);
+  });
+
+  it('limit L, a reuse answered well past L: refuted (within agreement, L stands)', () => {
+    const limits = tentativeAt(400);
+    assert.equal(limits.survived(A, 420), null);
+    assert.equal(limits.survived(A, 300), null);
+    const refuted = limits.survived(A, 1000);
+    assert.deepEqual(refuted, { outcome: 'refuted', why: 'a reuse after 1000 ms idle got its response' });
+    assert.equal(stateOf(limits, A), STATES.UNKNOWN);
+  });
+
+  it('limit L, its probe still open past L: refuted', () => {
+    const limits = tentativeAt(400);
+    assert.match(limits.survived(A, 600, true, 5).why, /probe was still open after 600 ms/);
+    assert.equal(limitOf(limits, A), undefined);
+    assert.equal(limits.survived(B, 600, true, 5), null, 'no limit: nothing to refute');
+  });
+
+  it('limit L, its trial lapsed (undici): refuted, nothing counted; a socket then dying at L confirms it', () => {
+    const limits = tentativeAt(400);
+    assert.equal(limits.lapse(A).outcome, 'refuted');
+    assert.equal(limits.lapse(A), null, 'no limit: nothing lapses');
+    assert.equal(limits.peek(A).evidence.toJSON().reduce((n, row) => n + row.survived, 0), 0);
+    assert.equal(close(limits, A, 405, 20000), 'confirmed');
+  });
+
+  it('a close within a millisecond of its response, or not a number, is ignored', () => {
+    const limits = new ServerLimits();
+    assert.equal(close(limits, A, 0.5, 1000), null);
+    assert.equal(close(limits, A, -3595000, 1000), null);
+    assert.equal(close(limits, A, NaN, 1000), null);
+    assert.equal(limits.survived(A, 0.2), null);
+    assert.deepEqual(limits.toJSON(), {});
+  });
+
+  it('closes of other origins do not make a burst', () => {
+    const limits = new ServerLimits();
+    close(limits, A, 200, 1000);
+    close(limits, B, 900, 1001);
+    assert.deepEqual(limits.toJSON(), { [A]: 200, [B]: 900 });
+  });
+
+  it('agreement: within max(AGREE_MIN_MS, 10%)', () => {
+    assert.equal(agree(100, 109), true);
+    assert.equal(agree(100, 112), false);
+    assert.equal(agree(10, 15), true);
+    assert.equal(agree(10, 16), false);
     assert.equal(agree(5000, 5499), true);
     assert.equal(agree(5000, 5600), false);
   });
 
-  describe('evidence against a close', () => {
-    it('a close after no longer than a reuse that got its response is refused, and held', () => {
-      const limits = new ServerLimits();
-      assert.equal(see(limits, A, 375, 2400, { aliveMs: 1000 }), 'refused');
-      assert.equal(limitOf(limits, A), undefined);
-      // The same close again, at another moment: the server changed.
-      const second = limits.observe(A, { idleMs: 380, now: 9000, aliveMs: 1000 });
-      assert.equal(second.outcome, 'confirmed');
-      assert.equal(second.resetAlive, true, 'the caller forgets what it saw alive');
-      assert.equal(limitOf(limits, A), 375);
-    });
-
-    it('a close after longer than anything seen alive is news', () => {
-      const limits = new ServerLimits();
-      assert.equal(see(limits, A, 1200, 5000, { aliveMs: 1000 }), 'learned');
-    });
-
-    it('a collision about as long as a reuse seen alive is the race itself: taken', () => {
-      const limits = new ServerLimits();
-      assert.equal(see(limits, A, 990, 5000, { aliveMs: 1000, collision: true }), 'learned');
-      assert.equal(see(limits, B, 949, 5000, { aliveMs: 1000, collision: true }), 'refused', 'more than 5% earlier');
-    });
-
-    it('a close before half the announced timeout is refused (Node\'s server honours its hint)', () => {
-      const limits = new ServerLimits();
-      const refused = limits.observe(A, { idleMs: 375, now: 2400, hinted: 5000 });
-      assert.deepEqual([refused.outcome, refused.why], ['refused', 'far below the announced timeout of 5000 ms']);
-      assert.equal(see(limits, B, 3000, 2400, { hinted: 5000 }), 'learned', 'a close near the hint is a limit');
-    });
-
-    it('a held close expires: one much later does not agree with it', () => {
-      const limits = new ServerLimits();
-      see(limits, A, 400, 1000, { aliveMs: 1000 });
-      assert.equal(see(limits, A, 400, 1000 + 61000, { aliveMs: 1000 }), 'refused');
-      assert.equal(limitOf(limits, A), undefined);
-    });
-  });
-
-  describe('bursts', () => {
-    it('closes at differing idle times together are a restart: forgotten, including the first', () => {
-      const limits = new ServerLimits();
-      const t = 100000;
-      assert.equal(see(limits, A, 200, t), 'learned');
-      assert.equal(see(limits, A, 900, t + 3), 'restart');
-      assert.equal(see(limits, A, 1600, t + 6), 'restart');
-      assert.equal(limits.get(A)?.limit, undefined);
-      assert.deepEqual(limits.toJSON(), {});
-      assert.equal(see(limits, A, 5000, t + 10000), 'learned', 'a close well after the burst is news again');
-    });
-
-    it('a close and a request in flight failing at the same moment are a restart', () => {
-      const limits = new ServerLimits();
-      assert.equal(see(limits, A, 400, 5000), 'learned');
-      assert.equal(limits.fault(A, 5002).outcome, 'restart');
-      assert.equal(limitOf(limits, A), undefined);
-      // The other order too.
-      assert.equal(limits.fault(B, 9000).outcome, 'restart');
-      assert.equal(see(limits, B, 400, 9001), 'restart');
-      assert.equal(limitOf(limits, B), undefined);
-    });
-
-    it('a restart leaves a limit learned before it as it was', () => {
-      const limits = new ServerLimits();
-      see(limits, A, 5000, 10000);
-      see(limits, A, 5000, 20000);
-      see(limits, A, 300, 30000);
-      see(limits, A, 2000, 30000 + BURST_WINDOW);
-      assert.equal(limitOf(limits, A), 5000);
-      assert.equal(confirmed(limits, A), true);
-      // The candidate was the restart's too: one more early close is held again.
-      assert.equal(see(limits, A, 300, 90000), 'held');
-    });
-
-    it('closes at the same idle time together (sockets freed together) are held, not a limit', () => {
-      const limits = new ServerLimits();
-      assert.equal(see(limits, A, 1010, 50000), 'learned');
-      assert.equal(see(limits, A, 1000, 50001), 'burst');
-      assert.equal(see(limits, A, 1005, 50002), 'burst');
-      assert.equal(limitOf(limits, A), undefined, 'several at once may be a restart');
-      assert.equal(see(limits, A, 1002, 60000), 'confirmed', 'a later close that agrees');
-      assert.equal(limitOf(limits, A), 1000);
-    });
-
-    it('closes of other origins do not make a burst', () => {
-      const limits = new ServerLimits();
-      see(limits, A, 200, 1000);
-      see(limits, B, 900, 1001);
-      assert.deepEqual(limits.toJSON(), { [A]: 200, [B]: 900 });
-    });
-  });
-
-  describe('refuting a limit', () => {
-    it('a reuse that got its response after longer than the limit refutes it; the limit is held', () => {
-      const limits = new ServerLimits();
-      see(limits, A, 400, 1000);
-      assert.equal(limits.refute(A, 420, 2000), null, 'within agreement: the limit stands');
-      assert.equal(limits.refute(A, 300, 2000), null);
-      assert.equal(limits.refute(A, 1000, 2000).outcome, 'refuted');
-      assert.equal(limitOf(limits, A), undefined);
-      assert.equal(see(limits, A, 410, 3000), 'confirmed', 'a later close that agrees with the held limit');
-    });
-
-    it('a probe still open at its bound refutes the limit', () => {
-      const limits = new ServerLimits();
-      see(limits, A, 400, 1000);
-      assert.match(limits.refute(A, 600, 2000, true).why, /probe was still open after 600 ms/);
-      assert.equal(limitOf(limits, A), undefined);
-      assert.equal(limits.refute(B, 600, 2000, true), null, 'no limit: nothing to refute');
-    });
-  });
-
-  it('ignores idle times below 1 ms and non-numbers', () => {
-    const limits = new ServerLimits();
-    assert.equal(see(limits, A, 0.5, 1000), 'ignored');
-    assert.equal(see(limits, A, -3595000, 1000), 'ignored');
-    assert.equal(see(limits, A, NaN, 1000), 'ignored');
-    assert.deepEqual(limits.toJSON(), {});
-  });
-
-  it('never holds more than its capacity; get and observe both count as use', () => {
+  it('never holds more than its capacity; a close counts as use, a survival does not', () => {
     const limits = new ServerLimits(3);
     for (let i = 0; i < 10; i++) {
-      see(limits, `host${i}:80:`, 1000 + i, i * 1000);
+      close(limits, `host${i}:80:`, 1000 + i, i * 1000);
       assert.ok(limits.size <= 3, `size ${limits.size}`);
     }
     assert.deepEqual(limits.toJSON(), { 'host7:80:': 1007, 'host8:80:': 1008, 'host9:80:': 1009 });
-    assert.equal(limits.get('host7:80:').limit, 1007);
-    see(limits, 'new:1:', 500, 99000); // drops host8, the least recently used
+    close(limits, 'host7:80:', 1007, 50000, { probe: true });
+    close(limits, 'new:1:', 500, 99000); // drops host8, the least recently used
     assert.deepEqual(Object.keys(limits.toJSON()).sort(), ['host7:80:', 'host9:80:', 'new:1:']);
   });
 
   it('has a default capacity in the hundreds', () => {
     const limits = new ServerLimits();
-    for (let i = 0; i < 5000; i++) see(limits, `host${i}:80:`, i + 1, i * 1000);
+    for (let i = 0; i < 5000; i++) close(limits, `host${i}:80:`, i + 1, i * 1000);
     assert.ok(limits.size >= 100 && limits.size < 5000, `size ${limits.size}`);
     assert.equal(limitOf(limits, 'host4999:80:'), 5000);
-    assert.equal(limits.get('host0:80:'), undefined);
+    assert.equal(limits.peek('host0:80:'), undefined);
+  });
+});
+
+describe('the evidence: a bounded, decaying histogram', () => {
+  it('counts survivals and deaths per idle time, shortest first', () => {
+    const evidence = new Evidence();
+    evidence.survived(200);
+    evidence.survived(201);
+    evidence.died(5000);
+    assert.deepEqual(evidence.toJSON(), [{ idleMs: 201, survived: 2, died: 0 }, { idleMs: 5000, survived: 0, died: 1 }]);
+    assert.deepEqual(evidence.around(200), [2, 0]);
+    assert.deepEqual(evidence.around(5000), [0, 1]);
+  });
+
+  it('keeps at most MAX_BUCKETS idle times and a total weight of at most HISTORY', () => {
+    const evidence = new Evidence();
+    for (let i = 1; i < 5000; i++) evidence.survived(i * 7);
+    const rows = evidence.toJSON();
+    assert.ok(rows.length <= TUNING.MAX_BUCKETS, `${rows.length} rows`);
+    const total = rows.reduce((n, row) => n + row.survived + row.died, 0);
+    assert.ok(total <= TUNING.HISTORY + 1, `total ${total}`);
+  });
+
+  it('every close weighed fades the counts before it', () => {
+    const limits = new ServerLimits();
+    survive(limits, A, 200, 10);
+    close(limits, A, 210, 1000);
+    const [row] = limits.peek(A).evidence.toJSON();
+    assert.equal(row.survived, 10 * TUNING.DECAY);
+  });
+});
+
+describe('the learning engine (learning_engine.js)', () => {
+  it('a close of our own is never evidence', () => {
+    const engine = new LearningEngine(true);
+    assert.equal(engine.ownClose(A), null);
+    assert.deepEqual(engine.toJSON(), {});
+  });
+
+  it('learnServerTimeout: false: facts teach nothing', () => {
+    const engine = new LearningEngine(false);
+    assert.equal(engine.enabled, false);
+    assert.equal(engine.closedIdle(A, 400, 1000), null);
+    assert.equal(engine.collided(A, 400, 2000), null);
+    assert.equal(engine.reused(A, 400), null);
+    assert.equal(engine.failedInFlight(A, 3000), null);
+    assert.deepEqual(engine.freeTimeout(A, 4000, undefined, 1000), { timeout: 4000, limitedBy: null });
+    assert.deepEqual(engine.evidenceOf(A), []);
+  });
+
+  it('a verdict says what is held now, how sure, why, and whether free sockets must be capped now', () => {
+    const engine = new LearningEngine(true);
+    const learned = engine.closedIdle(A, 1000, 1000);
+    assert.deepEqual(learned, {
+      outcome: 'learned', why: 'the server closed a socket after 1000 ms idle (tentative: a probe will tell)', ms: 1000, confidence: 'tentative', tighten: false,
+    });
+    engine.startProbe(A, 'probe-1');
+    assert.equal(engine.closedIdle(A, 1001, 5000, undefined, 'probe-1').outcome, 'held');
+    assert.equal(engine.probeOf(A), undefined, 'the probe closed: it is one no longer');
+    engine.startProbe(A, 'probe-2');
+    const confirmed = engine.closedIdle(A, 999, 9000, undefined, 'probe-2');
+    assert.deepEqual([confirmed.outcome, confirmed.confidence, confirmed.tighten], ['confirmed', 'confirmed', true]);
+    assert.deepEqual(engine.evidenceOf(A).map((row) => row.idleMs), [999]);
+  });
+
+  it('a lone request failing in flight changes nothing and says nothing; with a close, undoes it', () => {
+    const engine = new LearningEngine(true);
+    assert.equal(engine.failedInFlight(A, 1000), null);
+    engine.closedIdle(B, 400, 5000);
+    assert.equal(engine.failedInFlight(B, 5001).outcome, 'restart');
+    assert.equal(engine.limitOf(B), undefined);
+  });
+
+  it('a tentative limit a collision set caps only its probe while the probe is out', () => {
+    const engine = new LearningEngine(true);
+    engine.collided(A, 400, 1000);
+    assert.deepEqual(engine.freeTimeout(A, 4000, undefined, 1000), { timeout: 340, limitedBy: 'learned' });
+    assert.deepEqual(engine.atDeadline(A, 4000, undefined, 1000, 340), { action: 'probe', bound: 600 });
+    engine.startProbe(A, 'p');
+    assert.deepEqual(engine.freeTimeout(A, 4000, undefined, 1000), { timeout: 4000, limitedBy: null });
+    assert.deepEqual(engine.atDeadline(A, 4000, undefined, 1000, 340), { action: 'wait', timeout: 4000 });
+    assert.deepEqual(engine.probeOutlived(A, 'other', 600), { wasProbe: false, verdict: null });
+    const { wasProbe, verdict } = engine.probeOutlived(A, 'p', 600);
+    assert.equal(wasProbe, true);
+    assert.equal(verdict.outcome, 'refuted');
+    assert.deepEqual(engine.takeProbes(), []);
+  });
+
+  it('a trial of time lapses with nothing counted (the undici transport)', () => {
+    const engine = new LearningEngine(true);
+    engine.closedIdle(A, 400, 1000);
+    const trial = { from: 1000, end: 1600 };
+    engine.startProbe(A, trial);
+    assert.deepEqual([...engine.probes()], [trial]);
+    assert.equal(engine.trialLapsed(A, trial).outcome, 'refuted');
+    assert.equal(engine.trialLapsed(A, trial), null, 'over already');
   });
 });
 
 describe('idle allowance and margins', () => {
-  it('a short learned limit shortens keep-alive in proportion instead of ending it', () => {
-    assert.equal(learnedMargin(300, 1000), 75);
-    assert.equal(learnedMargin(8000, 1000), 1000);
-    assert.deepEqual(idleAllowance(4000, undefined, 300, 1000), { timeout: 225, limitedBy: 'learned' });
-    assert.deepEqual(idleAllowance(Infinity, undefined, 200, 1000), { timeout: 150, limitedBy: 'learned' });
+  it('the margin grows with the learned limit, so a rhythm at 80% of it keeps reusing', () => {
+    assert.equal(learnedMargin(300, 1000), 45);
+    assert.equal(learnedMargin(2500, 1000), 375, 'the issue\'s margin band: 2 s requests, a 2.5 s limit');
+    assert.equal(learnedMargin(8000, 1000), 1000, 'never more than serverTimeoutMargin');
+    assert.equal(learnedMargin(100, 1000), 18, 'a floor for timer lateness and round trips');
+    assert.equal(learnedMargin(1000, 100), 100);
+    for (const limit of [20, 50, 100, 300, 1000, 2500, 5000, 6000]) {
+      const kept = idleAllowance(Infinity, undefined, limit, 1000).timeout;
+      assert.ok(kept >= 0.8 * limit, `${limit} ms keeps ${kept} ms`);
+    }
+    assert.deepEqual(idleAllowance(4000, undefined, 300, 1000), { timeout: 255, limitedBy: 'learned' });
   });
 
   it('a hinted limit keeps the whole margin (as Node\'s agentKeepAliveTimeoutBuffer)', () => {
     assert.deepEqual(idleAllowance(4000, 1000, undefined, 1000), { timeout: 0, limitedBy: 'hint' });
     assert.deepEqual(idleAllowance(4000, 2000, undefined, 500), { timeout: 1500, limitedBy: 'hint' });
-    assert.deepEqual(idleAllowance(4000, 5000, 1000, 1000), { timeout: 750, limitedBy: 'learned' });
+    assert.deepEqual(idleAllowance(4000, 5000, 1000, 1000), { timeout: 850, limitedBy: 'learned' });
   });
 
   it('the smallest limit wins; the learned limit is named only when it decides', () => {
@@ -271,7 +413,7 @@ describe('idle allowance and margins', () => {
 
 describe('a free socket at its deadline', () => {
   const limits = new ServerLimits();
-  see(limits, A, 400, 1000);
+  limits.died(A, { idleMs: 400, now: 1000 });
   const tentative = limits.peek(A);
 
   it('expires when nothing learned decided it', () => {
@@ -279,8 +421,8 @@ describe('a free socket at its deadline', () => {
   });
 
   it('becomes the probe when the learned limit decided it and no probe is out', () => {
-    assert.deepEqual(atDeadline(4000, undefined, tentative, false, 1000, 300), { action: 'probe', bound: 600 });
-    assert.deepEqual(atDeadline(4000, undefined, tentative, true, 1000, 300), { action: 'expire' });
+    assert.deepEqual(atDeadline(4000, undefined, tentative, false, 1000, 340), { action: 'probe', bound: 600 });
+    assert.deepEqual(atDeadline(4000, undefined, tentative, true, 1000, 340), { action: 'expire' });
   });
 
   it('waits when the limit that set its deadline was forgotten since', () => {

@@ -60,7 +60,6 @@ describe('SocketState', () => {
     state.finishRequest();
     state.free(400, 500, 20);
     state.startProbe(1000);
-    state.backToPool(1600);
     state.markClosing('free-timeout');
     state.closedByServer();
     assert.deepEqual(Object.keys(state), keys);
@@ -208,16 +207,6 @@ describe('SocketState', () => {
     assert.equal(state.startProbe(4000), 5000);
     assert.equal(state.phase, PHASES.PROBE);
     assert.equal(state.idle, true);
-  });
-
-  it('a probe that outlived its limit goes back to the pool with a new deadline', () => {
-    const { state } = fresh();
-    state.free(1000, 1300, 0);
-    state.startProbe(450);
-    state.backToPool(5000);
-    assert.equal(state.phase, PHASES.FREE);
-    assert.equal(state.freeDeadline, 5000);
-    assert.equal(state.freedAt, 1000);
   });
 
   it('markClosing() records the first reason, who closed it, and whether it was idle', () => {

@@ -32,7 +32,13 @@ for (const protocol of PROTOCOLS) {
         await waitFor(() => freeCount(agent) === 1);
       }
       const [origin] = Object.keys(agent.getCurrentStatus().freeSockets);
-      assert.deepEqual(agent.getStats(), {
+      const stats = agent.getStats();
+      // The counts behind the learning: nine reuses, each after the idle time
+      // it had (a millisecond or more; shorter is none), no close.
+      const { evidence } = stats.origins[origin].serverIdleTimeout;
+      assert.ok(evidence.reduce((sum, row) => sum + row.survived, 0) <= 9, JSON.stringify(evidence));
+      assert.ok(evidence.every((row) => row.died === 0 && row.idleMs >= 1), JSON.stringify(evidence));
+      assert.deepEqual(stats, {
         origins: {
           [origin]: {
             active: 0,
@@ -45,7 +51,9 @@ for (const protocol of PROTOCOLS) {
             errors: 0,
             timeouts: 0,
             closeReasons: {},
-            serverIdleTimeout: { announced: 30000, learned: null, confidence: null },
+            serverIdleTimeout: {
+              announced: 30000, learned: null, confidence: null, evidence,
+            },
             queueWaitMs: { count: 0, sum: 0, max: 0 },
             queueFull: 0,
             queueTimeouts: 0,

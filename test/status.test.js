@@ -174,7 +174,7 @@ for (const protocol of PROTOCOLS) {
         await request(announcing.url(), { agent });
         assert.deepEqual(agent.serverIdleTimeouts, {});
         const [stats] = Object.values(agent.getStats().origins);
-        assert.deepEqual(stats.serverIdleTimeout, { announced: 5000, learned: null, confidence: null });
+        assert.deepEqual(stats.serverIdleTimeout, { announced: 5000, learned: null, confidence: null, evidence: [] });
       } finally {
         agent.destroy();
         await announcing.close();

@@ -29,7 +29,7 @@ function assemble(agent, config, settings) {
   const events = new PoolEvents(agent); // diagnostics_channel events and getStats()
   const shutdown = new Shutdown(agent);
   const learning = new IdleLearning(config.learnServerTimeout, events, (pool) => expiry.tighten(pool));
-  const expiry = new Expiry(agent, settings, learning, events, shutdown);
+  const expiry = new Expiry(agent, settings, learning, events);
   const connections = new Connections(agent, config, shutdown, (socket, state, reason) => expiry.retire(socket, state, reason));
   const { proxy, dns } = connections;
   const socketEvents = new SocketEvents(agent, events, learning, expiry, shutdown, dns);

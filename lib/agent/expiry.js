@@ -6,9 +6,8 @@
 // deadline) are policy/free_timeout's, this module applies them.
 const debug = require('debug')('steady-agent');
 const { socketFreeTimeout } = require('../options/normalize');
-const { idleAllowance, atDeadline } = require('../policy/free_timeout');
 const { CLOSE_REASONS } = require('../state/close_reasons');
-const { takeOutOfPool, backToPool } = require('../core/agent_maps');
+const { takeOutOfPool } = require('../core/agent_maps');
 const { ExpiredTimeout } = require('../core/expired_timeout');
 const { PHASES, stateOf } = require('../state/socket_state');
 const clock = require('../timers/clock');
@@ -23,7 +22,6 @@ class Expiry {
   #config;
   #learning;
   #events;
-  #shutdown;
   // The 'timeout' emitted on an expired socket.
   #expiredTimeout = new ExpiredTimeout();
   // One timer for every free socket's deadline; each socket due comes back
@@ -36,14 +34,12 @@ class Expiry {
    *   socketActiveTTL change with agent.options)
    * @param {import('./idle_learning').IdleLearning} learning
    * @param {import('../observe/events').PoolEvents} events
-   * @param {import('./shutdown').Shutdown} shutdown
    */
-  constructor(agent, config, learning, events, shutdown) {
+  constructor(agent, config, learning, events) {
     this.#agent = agent;
     this.#config = config;
     this.#learning = learning;
     this.#events = events;
-    this.#shutdown = shutdown;
   }
 
   /** `state` must be looked at no later than `deadline` (clock.now() time). */
@@ -68,11 +64,11 @@ class Expiry {
   // A free socket or a probe reached its deadline.
   #freeDue(state, now) {
     const socket = state.socket;
-    if (state.phase !== PHASES.FREE) { // a probe
-      if (this.#learning.outlived(socket, state, now)) this.#probeOutlived(socket, state, now);
+    if (state.phase !== PHASES.FREE) { // a probe: still open at its bound, it closes
+      if (this.#learning.outlived(socket, state, now)) this.#expireFree(socket, state);
       return;
     }
-    // The limits may have changed since it was freed (policy/server_limits decides).
+    // The limits may have changed since it was freed (the learning engine decides).
     const next = this.#atDeadline(socket, state, now);
     if (next.action === 'wait') {
       state.setFreeDeadline(state.freedAt + next.timeout);
@@ -108,25 +104,9 @@ class Expiry {
     this.#sweeper.watch(state, this.#learning.startProbe(socket, state, bound));
   }
 
-  // A probe still open at its bound: its limit is forgotten, and it goes
-  // back to the pool for what is left of its free timeout.
-  #probeOutlived(socket, state, now) {
-    const next = this.#atDeadline(socket, state, now);
-    if (next.action !== 'wait' || this.#shutdown.closing) {
-      this.#expireFree(socket, state);
-      return;
-    }
-    state.backToPool(state.freedAt + next.timeout);
-    // Where a request takes it last: it is the oldest socket of the pool.
-    backToPool(this.#agent, state.pool, socket, this.#agent.scheduling === 'fifo');
-    this.#sweeper.watch(state, state.freeDeadline);
-  }
-
   #atDeadline(socket, state, now) {
-    const config = this.#config;
-    const pool = state.pool;
-    return atDeadline(this.#uncapped(socket, state, now), state.serverTimeout, this.#learning.recordOf(pool),
-      this.#learning.probing(pool), config.serverTimeoutMargin, state.freeDeadline - state.freedAt);
+    return this.#learning.engine.atDeadline(state.pool, this.#uncapped(socket, state, now), state.serverTimeout,
+      this.#config.serverTimeoutMargin, state.freeDeadline - state.freedAt);
   }
 
   /**
@@ -148,11 +128,10 @@ class Expiry {
     }
   }
 
-  /** How long the socket may stay idle (policy/server_limits decides); its state's limitedBy says which limit did. */
+  /** How long the socket may stay idle (the learning engine decides); its state's limitedBy says which limit did. */
   freeTimeout(socket, state, now) {
-    const config = this.#config;
     const uncapped = this.#uncapped(socket, state, now);
-    const allowed = idleAllowance(uncapped, state.serverTimeout, this.#learning.capOf(state.pool), config.serverTimeoutMargin);
+    const allowed = this.#learning.engine.freeTimeout(state.pool, uncapped, state.serverTimeout, this.#config.serverTimeoutMargin);
     if (allowed.limitedBy !== null) state.limitBy(allowed.limitedBy);
     return allowed.timeout;
   }

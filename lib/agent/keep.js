@@ -109,7 +109,7 @@ class Keep {
     this.#readServerHint(state, requestOf(socket)?.res);
     // A reuse that got its response: the server's limit is above its idle time.
     const now = clock.now();
-    if (state.idleBeforeReuse > 0) this.#learning.alive(state, now);
+    if (state.idleBeforeReuse > 0) this.#learning.alive(state);
     const reason = this.#notKeptReason(socket, state, now);
     if (reason !== null) {
       // Core destroys a socket it may not keep.

@@ -225,8 +225,8 @@ function keepAlive(Base, { name, getName: naming }) {
      * option each host's cached answer: a new plain object on every call.
      */
     getStats() {
-      const { events, dns } = this.#peers;
-      const stats = events.stats();
+      const { events, dns, learning } = this.#peers;
+      const stats = events.stats((pool) => learning.engine.evidenceOf(pool));
       if (dns !== null) stats.dns = dns.snapshot();
       return stats;
     }

@@ -46,16 +46,6 @@ function takeOutOfPool(freeSockets, pool, socket) {
   if (free.length === 0) delete freeSockets[pool];
 }
 
-/**
- * A probe that outlived its bound goes back to its pool, where core's
- * addRequest takes a socket last (the end with `fifo`, the start without).
- */
-function backToPool(agent, pool, socket, fifo) {
-  const free = (agent.freeSockets[pool] ??= []);
-  if (fifo) free.push(socket);
-  else free.unshift(socket);
-}
-
 /** Every free socket, out of agent.freeSockets (close()). */
 function takeAllFree(agent) {
   return takeAll(agent.freeSockets);
@@ -156,6 +146,6 @@ function atTotalLimit(agent) {
 }
 
 module.exports = {
-  nextFree, dropNextFree, takeOutOfPool, backToPool, takeAllFree, forgetEmptyPool, takeAllQueued, unqueueLast, unqueue,
+  nextFree, dropNextFree, takeOutOfPool, takeAllFree, forgetEmptyPool, takeAllQueued, unqueueLast, unqueue,
   unqueueDestroyed, holdPlace, releasePlace, countOut, countIn, atTotalLimit,
 };

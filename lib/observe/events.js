@@ -171,21 +171,18 @@ class PoolEvents {
   // ---- what the agent learned ---------------------------------------------------
 
   /**
-   * The agent weighed what a server of `pool` did (server_limits.js):
-   * `record` is the origin's learning after it (undefined: nothing held);
-   * `learned.outcome` what it did ('learned', 'confirmed', 'raised',
-   * 'lowered', 'held', 'refused', 'burst', 'restart', 'refuted', 'evicted')
-   * and `learned.why` why, in words.
+   * The learning engine weighed what a server of `pool` did: `verdict` says
+   * what it holds now (`ms`, `confidence`), what the fact did (`outcome`)
+   * and why, in words (policy/learning_engine.js).
    */
-  serverIdleLimitChanged(pool, record, learned) {
+  serverIdleLimitChanged(pool, verdict) {
     const entry = this.#origins.get(pool);
     if (entry === undefined) return;
-    const limit = record?.limit;
-    entry.learned = limit === undefined ? null : Math.round(limit);
-    entry.confidence = limit === undefined ? null : (record.confirmed ? 'confirmed' : 'tentative');
+    entry.learned = verdict.ms === null ? null : Math.round(verdict.ms);
+    entry.confidence = verdict.confidence;
     if (channels.serverIdleLimit.hasSubscribers) {
       this.#publish(channels.serverIdleLimit, {
-        ms: entry.learned, source: 'learned', confidence: entry.confidence, outcome: learned.outcome, why: learned.why,
+        ms: entry.learned, source: 'learned', confidence: entry.confidence, outcome: verdict.outcome, why: verdict.why,
       }, entry);
     }
     if (entry.learned === null) this.#origins.settle(entry);
@@ -268,9 +265,10 @@ class PoolEvents {
 
   // ---- getStats() -------------------------------------------------------------------
 
-  stats() {
+  /** @param {(pool: string) => object[]} evidenceOf the counts behind each learned limit */
+  stats(evidenceOf) {
     const origins = {};
-    for (const entry of this.#origins.values()) origins[entry.origin] = entry.toJSON(this.#agent);
+    for (const entry of this.#origins.values()) origins[entry.origin] = entry.toJSON(this.#agent, evidenceOf(entry.origin));
     return { origins };
   }
 }

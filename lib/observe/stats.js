@@ -64,9 +64,6 @@ class OriginStats {
   // errors, timeouts, closeReasons, announced, learned and the queue's
   // counts (RareStats), each also a property of the entry's own.
   rare = NO_RARE;
-  // The longest idle time (ms) after which a socket of the origin was seen
-  // alive: a close before it is not an idle limit on its own.
-  aliveMs = 0;
 
   /**
    * @param {string} origin the pool name
@@ -137,8 +134,12 @@ class OriginStats {
     if (waitedMs !== null) this.waited(waitedMs);
   }
 
-  /** The public view: counts of the agent's pools plus our counters, all copies. */
-  toJSON(agent) {
+  /**
+   * The public view: counts of the agent's pools plus our counters, all
+   * copies. `evidence`: the counts behind the learned limit
+   * (LearningEngine#evidenceOf).
+   */
+  toJSON(agent, evidence = []) {
     const origin = this.origin;
     const queue = this.queue ?? NO_QUEUE;
     return {
@@ -152,7 +153,9 @@ class OriginStats {
       errors: this.errors,
       timeouts: this.timeouts,
       closeReasons: this.closeReasons === null ? {} : Object.fromEntries(this.closeReasons),
-      serverIdleTimeout: { announced: roundMs(this.announced), learned: roundMs(this.learned), confidence: this.confidence },
+      serverIdleTimeout: {
+        announced: roundMs(this.announced), learned: roundMs(this.learned), confidence: this.confidence, evidence,
+      },
       // Summed unrounded, rounded as shown.
       queueWaitMs: { count: queue.count, sum: roundMs(queue.sum), max: roundMs(queue.max) },
       queueFull: queue.queueFull,

@@ -6,24 +6,20 @@
 // in, a decision out; the agent applies it to a socket, and a second
 // transport can call it the same way.
 
-// A learned limit keeps sockets at most this fraction of it less: a 300 ms
-// limit keeps them 225 ms, not -700 ms.
-const SHORT_MARGIN_FRACTION = 0.25;
-const PROBE_BOUND_FACTOR = 4;
-const PROBE_BOUND_MIN_MS = 10000;
-// A tentative limit's probe: open this multiple of the limit, and at least
-// TRIAL_EXTRA_MIN_MS beyond it (timers are late by a millisecond or two).
-const TRIAL_FACTOR = 1.5;
-const TRIAL_EXTRA_MIN_MS = 5;
+const { TUNING } = require('./learning_tuning');
+
+const {
+  MARGIN_FRACTION, MARGIN_FLOOR_MS, MARGIN_FLOOR_CAP, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS, PROBE_BOUND_FACTOR, PROBE_BOUND_MIN_MS,
+} = TUNING;
 
 /**
- * The margin before a learned limit: serverTimeoutMargin, but never more than
- * a fixed fraction of the limit. (A hinted limit keeps the whole
+ * The margin before a learned limit. (A hinted limit keeps the whole
  * serverTimeoutMargin, as Node's agentKeepAliveTimeoutBuffer does.)
  */
 function learnedMargin(limit, serverTimeoutMargin) {
-  const proportional = limit * SHORT_MARGIN_FRACTION;
-  return proportional < serverTimeoutMargin ? proportional : serverTimeoutMargin;
+  const floor = Math.min(MARGIN_FLOOR_MS, MARGIN_FLOOR_CAP * limit);
+  const margin = Math.max(MARGIN_FRACTION * limit, floor);
+  return margin < serverTimeoutMargin ? margin : serverTimeoutMargin;
 }
 
 /**

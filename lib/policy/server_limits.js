@@ -1,156 +1,111 @@
 'use strict';
 
-// What each server allows an idle connection, and how long a socket may
-// therefore stay idle. Pure: it is given facts (idle times, the server's
-// hint, what the pool saw alive, the time) and returns decisions; it holds no
-// socket, reads no clock and writes into nothing but its own records. The
-// agent applies its decisions to sockets (agent/idle_learning.js), and the pool
-// model of the tests drives the very same functions on simulated time.
+// What each server allows an idle connection, learned by counting. Pure: it
+// is given facts (idle times a socket survived or died at, the server's
+// hint, the time) and returns verdicts; it holds no socket and reads no
+// clock. The learning engine (learning_engine.js) is its only caller.
 //
-// Servers that announce their limit (Keep-Alive: timeout=N) are taken at
-// their word, less serverTimeoutMargin. Servers that announce nothing are
-// learned from what they do. An observation is a close, by the server, of a
-// socket after it sat idle t ms: in the pool, as a probe, or found by a
-// request sent on it after t ms idle that failed before any byte of its
-// response (a collision). Not every close is a limit: a restart, a reset of
-// one request or a drain closes sockets too. So the evidence is weighed:
+// Per origin, a small histogram of idle times: how often a socket survived
+// that long (a reuse that got its response, a probe still open) and how
+// often one died there (the server closed it in the pool or as a probe, or
+// a request sent on it failed before any byte of its response). A real idle
+// limit kills nearly every socket that idles past it and none that idles
+// less; a fault (a restart, a reset request) kills one now and then at
+// whatever idle time the traffic has. So a close at t is believed only where
+// the deaths about t outweigh half the survivals at t or longer, and a limit
+// is confirmed only by two trials of it (its probe, or a socket idle as long,
+// dying there). Agreement alone proves nothing: at a steady rhythm every
+// fault comes at the same idle time.
 //
-// - Alive: a request reused a socket after t ms idle and got its response,
-//   or a probe was still open after t ms: the limit is above t. A close
-//   clearly earlier than the longest such t (the caller keeps it per
-//   origin; by more than ALIVE_SLACK) is contradicted: not a limit on its
-//   own. One about as long is the race itself, and is taken.
-// - The hint: a close before half the timeout the server announced is more
-//   likely a restart or an error than a limit (servers honour the hint they
-//   send): not a limit on its own either.
-// - A burst: closes within BURST_WINDOW ms of each other, or a close and a
-//   request in flight failing (a fault), are one event. Several sockets
-//   closing at once are a restart or a drain, not a limit: whatever the
-//   burst's first close taught is undone. Their idle times agreeing (sockets
-//   freed together, closed together at the limit) make them one held
-//   observation; differing, or with a fault, they teach nothing.
-// - Agreement: two idle times agree when they differ by at most
-//   max(AGREE_MIN_MS, AGREE_FRACTION of the larger).
-// - A contradicted observation, or one early against a confirmed limit, is
-//   held: a second observation that agrees with it (at another moment,
-//   within CANDIDATE_LIFE), or a collision after longer idle, makes it a
-//   confirmed limit.
-// - Any other first observation sets a tentative limit; a second that agrees
-//   confirms it. A close later than the limit (beyond agreement) raises it,
-//   to a tentative limit: the server kept a socket that long.
-// - A learned limit caps every socket of its origin, and is tried: the
-//   first socket to reach it leaves the pool but stays open, a probe. If the
-//   server closes the probe, that is an observation (it agrees: confirmed).
-//   If the probe is still open at its bound, the limit was wrong: it is
-//   forgotten (held, in case the server drops idle connections without a
-//   word and a later collision agrees), and the probe goes back to the pool.
-//   A tentative limit's probe waits TRIAL_FACTOR times the limit, so that
-//   the verdict comes before the next sockets reach it. A tentative limit a
-//   failed request alone set (a reset looks the same) caps only the probe:
-//   the other sockets reaching it meanwhile stay. A confirmed limit's probe,
-//   the whole free timeout the socket would have had without it, at least as
-//   long as a tentative one's (or PROBE_BOUND_FACTOR times the limit, at
-//   least PROBE_BOUND_MIN_MS, where that is unbounded).
-// - A reuse that got its response after longer than the limit (beyond
-//   agreement: a socket freed before the limit was learned) refutes it too.
-// - A free socket whose deadline a forgotten limit set stays in the pool
-//   for the time it is now allowed.
+// The states and what moves them (each row is a test in
+// test/server-limits.test.js):
+//
+// | state        | fact                                          | when                                   | next              | outcome   |
+// |--------------|-----------------------------------------------|----------------------------------------|-------------------|-----------|
+// | any          | a close at t                                  | survivals at t or longer dominate      | as it was         | refused   |
+// | any          | a close at t < HINT_TRUST of the hint          | one close near t                       | as it was         | refused   |
+// | any          | a close at t < HINT_TRUST of the hint          | closes agree near t, outweigh survivals | tentative t      | learned   |
+// | unknown      | a close at t                                  | deaths dominate                        | tentative t       | learned   |
+// | tentative L  | a trial: its probe, or a socket idle L, dies about L | the first                       | tentative L       | held      |
+// | tentative L  | a trial                                       | the second                             | confirmed L       | confirmed |
+// | tentative L  | a close below L, not a trial                  | deaths dominate                        | tentative t       | lowered   |
+// | confirmed L  | a close below L                               | one close near t                       | confirmed L       | held      |
+// | confirmed L  | a close below L                               | closes agree near t, outnumber survivals | confirmed t     | lowered   |
+// | confirmed L  | a close past L                                | the closes at L still dominate         | as it was         | held      |
+// | limit L      | a close past L                                | deaths dominate                        | tentative t       | raised    |
+// | any          | closes within BURST_WINDOW, agreeing          | one close: a trial at most             | as before         | burst     |
+// | any          | a burst at other idle times, or with a request in flight | teaches nothing             | as before         | restart   |
+// | limit L      | a reuse answered well past L, a probe open past L | -                                  | unknown           | refuted   |
+// | limit L      | its trial lapsed (no probe kept: undici)      | -                                      | unknown, L lapsed | refuted   |
+// | unknown, L lapsed | a close at L or past it                  | deaths dominate                        | confirmed L       | confirmed |
+// | any          | a close the agent made                        | -                                      | as it was         | (none)    |
+//
+// Every close weighed decays the counts, so a server that changed is
+// believed after a few closes, and the histogram stays small: at most
+// MAX_BUCKETS idle times, its total weight at most HISTORY.
 
-const { TRIAL_EXTRA_MIN_MS } = require('./free_timeout');
+const { TUNING } = require('./learning_tuning');
+const { Evidence, agree } = require('./idle_evidence');
 
-const BURST_WINDOW = 50; // ms
-const AGREE_MIN_MS = 20;
-const AGREE_FRACTION = 0.1;
-// A close before this share of the announced timeout is not a limit alone.
-const HINT_TRUST = 0.5;
-// A close is contradicted by a reuse seen alive only when it came this much
-// earlier: ALIVE_SLACK of the idle time, at least ALIVE_SLACK_MIN_MS. Within
-// that, the two are one rhythm across the limit (a request sent a round trip
-// later meets the close): the collision is taken, as the first of a race.
-const ALIVE_SLACK = 0.05;
-const ALIVE_SLACK_MIN_MS = 5;
-// How long a held observation waits for a second one: CANDIDATE_LIFE_FACTOR
-// times its idle time, at least CANDIDATE_LIFE_MIN_MS.
-const CANDIDATE_LIFE_FACTOR = 10;
-const CANDIDATE_LIFE_MIN_MS = 60000;
+const STATES = Object.freeze({ UNKNOWN: 'unknown', TENTATIVE: 'tentative', CONFIRMED: 'confirmed' });
 
-/** True when two idle times are the same limit, give or take timer jitter. */
-function agree(a, b) {
-  return Math.abs(a - b) <= Math.max(AGREE_MIN_MS, AGREE_FRACTION * Math.max(a, b));
-}
+const ms = (n) => `${Math.round(n)} ms`;
+const times = (n) => {
+  const rounded = Math.round(n * 10) / 10;
+  return rounded === 1 ? '1 time' : `${rounded} times`;
+};
 
-
-/** One origin's learning. Read by the caller (limit, confirmed); written only here. */
+/** One origin's learning. Read by the engine (limit, confirmed, state); written only here. */
 class OriginLimit {
   limit = undefined; // ms, in force
   confirmed = false;
   fromCollision = false; // a tentative limit a failed request alone set
-  candidate = undefined; // an observation held (ms idle)
-  candidateAt = -Infinity;
+  refuted = undefined; // ms: a limit whose trial lapsed, with nothing seen either way
+  trials = 0; // deaths that bore the tentative limit out
+  evidence = new Evidence();
   burstAt = -Infinity; // when the current burst's last close came
   burstIdle = 0; // the idle time of the burst's first close
-  burstMin = 0; // the shortest idle time in the burst
   burstSize = 0;
   burstRestart = false;
-  before = null; // the record before the current burst began
+  burstBucket = null; // where the burst's first close was counted
+  before = null; // the limit before the current burst began
 
-  save() {
-    return {
-      limit: this.limit, confirmed: this.confirmed, fromCollision: this.fromCollision, candidate: this.candidate, candidateAt: this.candidateAt,
-    };
+  get state() {
+    if (this.limit === undefined) return STATES.UNKNOWN;
+    return this.confirmed ? STATES.CONFIRMED : STATES.TENTATIVE;
   }
 
-  restore(saved) {
-    this.limit = saved.limit;
-    this.confirmed = saved.confirmed;
-    this.fromCollision = saved.fromCollision;
-    this.candidate = saved.candidate;
-    this.candidateAt = saved.candidateAt;
+  restore([limit, confirmed, fromCollision, trials]) {
+    this.set(limit, confirmed, fromCollision);
+    this.trials = trials;
   }
 
   set(limit, confirmed, fromCollision = false) {
+    if (limit !== this.limit || confirmed) this.trials = 0;
+    if (limit !== undefined) this.refuted = undefined;
     this.limit = limit;
     this.confirmed = confirmed;
     this.fromCollision = fromCollision;
-    this.candidate = undefined;
-    this.candidateAt = -Infinity;
-  }
-
-  hold(idle, now) {
-    this.candidate = idle;
-    this.candidateAt = now;
-  }
-
-  /** The held observation, if it is recent enough to count and agrees with `idle`. */
-  heldAgrees(idle, now) {
-    return this.#heldNow(now) && agree(idle, this.candidate);
-  }
-
-  /** The held observation, if it is recent enough to count and at most `idle`. */
-  heldBelow(idle, now) {
-    return this.#heldNow(now) && this.candidate <= idle;
-  }
-
-  #heldNow(now) {
-    const held = this.candidate;
-    return held !== undefined && now - this.candidateAt <= Math.max(CANDIDATE_LIFE_MIN_MS, CANDIDATE_LIFE_FACTOR * held);
   }
 }
-
-const ms = (n) => `${Math.round(n)} ms`;
 
 /**
- * What an observation did. `outcome`: 'learned' (a tentative limit),
- * 'confirmed', 'raised', 'lowered', 'held', 'refused', 'burst', 'restart',
- * 'refuted', 'ignored'; `why` says why in words; `resetAlive`: the caller
- * forgets the longest idle time it saw alive (a limit below it is now
- * accepted: the server changed).
+ * Whether a close after `idle` confirms the limit in force. On a tentative
+ * limit, that is the trial's verdict: its probe, or a socket that idled as
+ * long as the limit, died about there. On a confirmed one, more of the
+ * same. A close earlier than that is as likely another fault.
  */
-function result(outcome, why, resetAlive = false) {
-  return { outcome, why, resetAlive };
+function confirms(state, idle, probe) {
+  const limit = state.limit;
+  return limit !== undefined && agree(idle, limit) && (state.confirmed || probe || idle >= limit);
 }
 
-const IGNORED = result('ignored', 'closed within a millisecond of its response');
+/**
+ * What a fact did. `outcome`: 'learned' (a tentative limit), 'confirmed',
+ * 'raised', 'lowered', 'held', 'refused', 'burst', 'restart', 'refuted';
+ * `why` says why in words.
+ */
+const result = (outcome, why) => ({ outcome, why });
 
 /**
  * Learned idle limits per origin. Bounded: the least recently used origin is
@@ -158,6 +113,8 @@ const IGNORED = result('ignored', 'closed within a millisecond of its response')
  */
 class ServerLimits {
   #origins = new Map();
+  // Origins with a limit in force: while none has, the deadlines need no look.
+  #inForce = 0;
   #capacity;
   #onEvict;
 
@@ -171,191 +128,228 @@ class ServerLimits {
     this.#onEvict = onEvict;
   }
 
-  /** Origins with a record (cheap: lets the caller skip get()). */
+  /** Origins with a record (cheap: lets the caller skip peek()). */
   get size() {
     return this.#origins.size;
   }
 
-  /** The origin's record (OriginLimit), or undefined. Marks the origin used. */
-  get(origin) {
-    const state = this.#origins.get(origin);
-    if (state === undefined) return undefined;
-    this.#origins.delete(origin);
-    this.#origins.set(origin, state);
-    return state;
-  }
-
-  /** The origin's record, or undefined, leaving the LRU order as it is. */
+  /** The origin's record (OriginLimit), or undefined, leaving the LRU order as it is. */
   peek(origin) {
     return this.#origins.get(origin);
   }
 
+  /** Whether any origin has a limit in force (cheap). */
+  get anyInForce() {
+    return this.#inForce > 0;
+  }
+
   /** The limit in force for `origin` in ms, or undefined. */
   limitOf(origin) {
-    return this.#origins.get(origin)?.limit;
+    return this.#inForce > 0 ? this.#origins.get(origin)?.limit : undefined;
+  }
+
+  // Keeps #inForce: `state` had a limit before a fact (`had`), and may not now.
+  #counted(state, had, verdict) {
+    const has = state.limit !== undefined;
+    if (has !== had) this.#inForce += has ? 1 : -1;
+    return verdict;
+  }
+
+  /**
+   * A socket of `origin` survived `idleMs` of idle time: a reuse that got its
+   * response, or (`probe`) a probe still open at its bound. Past the limit
+   * in force (beyond agreement; for a probe, past it at all, a millisecond
+   * of timer rounding aside) the limit is wrong and is forgotten: returns
+   * the result then, or null.
+   */
+  survived(origin, idleMs, probe = false, probeSlack = 0) {
+    // Within a millisecond, a socket handed on from request to request: no idle time to speak of.
+    if (!(idleMs >= 1)) return null;
+    const state = this.#touch(origin);
+    state.evidence.survived(idleMs);
+    const limit = state.limit;
+    if (limit === undefined) return null;
+    if (probe ? idleMs + 1 < limit + probeSlack : idleMs <= limit || agree(idleMs, limit)) return null;
+    state.refuted = undefined;
+    state.set(undefined, false);
+    this.#inForce--;
+    return result('refuted', probe ? `a probe was still open after ${ms(idleMs)} idle` : `a reuse after ${ms(idleMs)} idle got its response`);
+  }
+
+  /**
+   * The trial of `origin`'s limit ended with nothing confirming it, where no
+   * socket could be kept open to see (the undici transport): the limit is
+   * forgotten, and the next sockets idle past it. Nothing survived, so
+   * nothing is counted; a socket that then dies about there confirms it.
+   */
+  lapse(origin) {
+    const state = this.#origins.get(origin);
+    if (state === undefined || state.limit === undefined) return null;
+    state.refuted = state.limit;
+    state.set(undefined, false);
+    this.#inForce--;
+    return result('refuted', 'no close confirmed it within its trial');
   }
 
   /**
    * The server of `origin` closed a socket idle for `fact.idleMs`, at
    * `fact.now` (a monotonic time).
    * @param {string} origin
-   * @param {{ idleMs: number, now: number, collision?: boolean,
-   *   hinted?: number, aliveMs?: number }} fact `collision`: found by a
-   *   request sent on it; `hinted`: the server's Keep-Alive timeout in ms;
-   *   `aliveMs`: the longest idle time after which a socket of the origin
-   *   was seen alive
-   * @returns {{ outcome: string, why: string, resetAlive: boolean }}
+   * @param {{ idleMs: number, now: number, collision?: boolean, hinted?: number, probe?: boolean }} fact
+   *   `collision`: found by a request sent on it; `hinted`: the server's
+   *   Keep-Alive timeout in ms; `probe`: it was the origin's probe
+   * @returns {{ outcome: string, why: string }|null} null: a close within a
+   *   millisecond of its response, not an idle limit
    */
-  observe(origin, fact) {
+  died(origin, fact) {
     const idle = fact.idleMs;
-    // A close within a millisecond of the response is not an idle limit.
-    if (!(idle >= 1)) return IGNORED;
+    if (!(idle >= 1)) return null;
     const now = fact.now;
-    const state = this.#touch(origin);
-    if (now - state.burstAt <= BURST_WINDOW) return this.#joinBurst(origin, state, now, idle);
-    this.#openBurst(state, now, idle, false);
-    return ServerLimits.#weigh(state, fact);
+    const state = this.#touch(origin, true);
+    const had = state.limit !== undefined;
+    if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#counted(state, had, this.#joinBurst(state, now, idle));
+    state.before = [state.limit, state.confirmed, state.fromCollision, state.trials];
+    state.burstAt = now;
+    state.burstIdle = idle;
+    state.burstSize = 1;
+    state.burstRestart = false;
+    state.burstBucket = state.evidence.died(idle);
+    const weighed = ServerLimits.#weigh(state, idle, fact);
+    state.evidence.decay();
+    return this.#counted(state, had, weighed);
   }
 
   /**
    * A request in flight on a socket of `origin` failed as the socket closed,
-   * at `now`, and it was not a collision: with closes at the same moment, a
-   * restart.
+   * at `now`, and it was not a collision: a fault. With closes at the same
+   * moment, a restart; alone, it teaches nothing.
    */
   fault(origin, now) {
-    const state = this.#touch(origin);
-    if (now - state.burstAt <= BURST_WINDOW) return this.#joinBurst(origin, state, now, NaN);
-    this.#openBurst(state, now, NaN, true);
+    const state = this.#touch(origin, true);
+    if (now - state.burstAt <= TUNING.BURST_WINDOW) return this.#counted(state, state.limit !== undefined, this.#joinBurst(state, now, NaN));
+    state.before = [state.limit, state.confirmed, state.fromCollision, state.trials];
+    state.burstAt = now;
+    state.burstIdle = NaN;
+    state.burstSize = 1;
+    state.burstRestart = true;
+    state.burstBucket = null;
     return result('restart', 'a request in flight failed as its connection closed');
   }
 
-  #openBurst(state, now, idle, restart) {
-    state.before = state.save();
-    state.burstAt = now;
-    state.burstIdle = idle;
-    state.burstMin = idle;
-    state.burstSize = 1;
-    state.burstRestart = restart;
-  }
-
-  // A close (idle: NaN for a fault) within BURST_WINDOW of the last: several
-  // at once are not a limit. What the burst's first close did is undone;
-  // closes that agree are held, as one observation; any other is a restart.
-  #joinBurst(origin, state, now, idle) {
+  // A close (idle: NaN for a fault) within BURST_WINDOW of the last: one
+  // event. Its first close's verdict is undone; closes that agree count as
+  // that one close and may confirm what other closes showed, never set a
+  // limit alone; any other burst is a restart and teaches nothing.
+  #joinBurst(state, now, idle) {
     state.burstAt = now;
     state.burstSize++;
-    if (idle < state.burstMin) state.burstMin = idle;
-    if (!state.burstRestart && !agree(idle, state.burstIdle)) state.burstRestart = true;
+    if (!state.burstRestart && !agree(idle, state.burstIdle)) {
+      state.burstRestart = true;
+      if (state.burstBucket !== null) state.evidence.undo(state.burstBucket);
+      state.burstBucket = null;
+    }
     state.restore(state.before);
+    const size = state.burstSize;
     if (state.burstRestart) {
-      this.#dropIfEmpty(origin, state);
-      return result('restart', `a restart: ${state.burstSize} closes at once${Number.isNaN(idle) ? ', a request in flight among them' : ', at different idle times'}`);
+      return result('restart', `a restart: ${size} closes at once${Number.isNaN(idle) ? ', a request in flight among them' : ', at different idle times'}`);
     }
-    if (state.limit !== undefined && agree(state.burstIdle, state.limit)) {
-      if (!state.confirmed) state.set(Math.min(state.limit, state.burstMin), true);
-      return result('confirmed', `${state.burstSize} sockets closed at once after ${ms(state.burstIdle)} idle, as the limit says`);
+    const first = state.burstIdle;
+    const [survived, died] = state.evidence.around(first);
+    if (confirms(state, first, false) && died > TUNING.DOMINANCE * survived && ServerLimits.#borneOut(state)) {
+      state.set(Math.min(first, state.limit), true);
+      return result('confirmed', `${size} sockets closed at once after ${ms(first)} idle, as the limit says`);
     }
-    if (state.heldAgrees(state.burstMin, now)) {
-      // A batch like one held before: the same limit twice.
-      state.set(Math.min(state.burstMin, state.candidate), true);
-      return result('confirmed', `${state.burstSize} sockets closed at once after ${ms(state.burstIdle)} idle, as a close held before`);
-    }
-    state.hold(state.burstMin, now);
-    return result('burst', `${state.burstSize} sockets closed at once after ${ms(state.burstIdle)} idle: held until a later close agrees`);
+    return result('burst', `${size} sockets closed at once after ${ms(first)} idle: counted as one close`);
   }
 
-  // A single observation, weighed against the evidence.
-  static #weigh(state, fact) {
-    const idle = fact.idleMs;
-    const now = fact.now;
+  // One more trial bore the limit out: whether that confirms it.
+  static #borneOut(state) {
+    if (state.confirmed) return true;
+    state.trials++;
+    return state.trials >= TUNING.CONFIRM_TRIALS;
+  }
+
+  // A single close at `idle`, weighed against the counts.
+  static #weigh(state, idle, fact) {
+    const [survived, died] = state.evidence.around(idle);
+    const hinted = fact.hinted;
+    const what = fact.collision ? 'a request failed' : 'the server closed a socket';
+    if (hinted !== undefined && idle < hinted * TUNING.HINT_TRUST && !confirms(state, idle, fact.probe === true)) {
+      // Servers honour the hint they send: one close far below it is a
+      // fault, unless closes agree there and outweigh the survivals: then a
+      // tentative limit, which its probe tries.
+      if (died > TUNING.LOWER_DOMINANCE * survived && state.evidence.diedNear(idle) >= TUNING.CONFIRM_WEIGHT
+        && !(state.limit <= idle)) {
+        const outcome = state.limit === undefined ? 'learned' : 'lowered';
+        if (!state.confirmed) state.set(idle, false, fact.collision === true);
+        else state.set(idle, true);
+        return result(outcome, `closes agree after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}, and no reuse survived as long`);
+      }
+      return result('refused', `${what} after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}: a fault`);
+    }
+    if (!(died > TUNING.DOMINANCE * survived)) {
+      return result('refused', `${what} after ${ms(idle)} idle, where reuses survived as long ${times(survived)} and sockets died ${times(died)}: a fault`);
+    }
     const limit = state.limit;
-    if (limit !== undefined && agree(idle, limit)) {
-      state.set(Math.min(limit, idle), true);
-      return result('confirmed', `a close after ${ms(idle)} idle agrees with the limit`);
-    }
-    if (limit !== undefined && idle > limit) {
-      state.set(idle, false);
-      return result('raised', `the server kept a socket ${ms(idle)}`);
-    }
-    // No limit yet, or a close earlier than the limit.
-    const contradiction = ServerLimits.#contradiction(idle, fact);
-    if (fact.collision && state.heldBelow(idle, now)) {
-      // A request failed after longer than a close held: a server that drops
-      // idle connections without a word fails every request past its limit.
-      const held = state.candidate;
-      state.set(held, true);
-      return result(limit === undefined ? 'confirmed' : 'lowered', `a request failed after ${ms(idle)} idle, past a close held after ${ms(held)}`, true);
-    }
-    if (state.heldAgrees(idle, now)) {
-      const lower = Math.min(idle, state.candidate);
-      state.set(lower, true);
-      return result(limit === undefined ? 'confirmed' : 'lowered', `two closes agree, after ${ms(lower)} idle`, contradiction !== null);
-    }
-    if (contradiction !== null) {
-      state.hold(idle, now);
-      return result('refused', contradiction);
+    const refuted = state.refuted;
+    if (limit === undefined && refuted !== undefined && agree(idle, refuted) && idle >= refuted) {
+      state.set(Math.min(idle, refuted), true);
+      return result('confirmed', `${what} after ${ms(idle)} idle, as long as a limit whose trial lapsed: it was right`);
     }
     if (limit === undefined) {
       state.set(idle, false, fact.collision === true);
-      return result('learned', `${fact.collision ? 'a request failed' : 'the server closed a socket'} after ${ms(idle)} idle (tentative)`);
+      return result('learned', `${what} after ${ms(idle)} idle (tentative: a probe will tell)`);
+    }
+    if (confirms(state, idle, fact.probe === true)) {
+      if (!ServerLimits.#borneOut(state)) {
+        return result('held', `${what} after ${ms(idle)} idle, as the tentative limit says (${state.trials} of ${TUNING.CONFIRM_TRIALS} trials)`);
+      }
+      state.set(Math.min(limit, idle), true);
+      return result('confirmed', `${what} after ${ms(idle)} idle, as the limit says, and no reuse survived as long`);
+    }
+    if (idle > limit) {
+      // A later close raises a tentative limit: the server kept a socket
+      // that long. A confirmed one stands where its closes still outweigh
+      // the survivals there: one late close (a server whose timers ran
+      // late) is not a better bound than many early ones.
+      const [survivedAt, diedAt] = state.evidence.around(limit);
+      if (state.confirmed && diedAt > TUNING.DOMINANCE * survivedAt) {
+        return result('held', `${what} after ${ms(idle)} idle, later than the limit; the closes at ${ms(limit)} still stand`);
+      }
+      state.set(idle, false);
+      return result('raised', `the server kept a socket ${ms(idle)}`);
     }
     if (!state.confirmed) {
       state.set(idle, false, fact.collision === true);
-      return result('lowered', `${fact.collision ? 'a request failed' : 'the server closed a socket'} after ${ms(idle)} idle (tentative)`);
+      return result('lowered', `${what} after ${ms(idle)} idle (tentative: a probe will tell)`);
     }
-    state.hold(idle, now);
-    return result('held', `one close after ${ms(idle)} idle, below the confirmed limit: held until another agrees`);
-  }
-
-  // Why an observation cannot be a limit on its own, or null.
-  static #contradiction(idle, fact) {
-    const alive = fact.aliveMs;
-    if (alive !== undefined && alive > 0 && idle < alive - Math.max(ALIVE_SLACK_MIN_MS, ALIVE_SLACK * alive)) {
-      return `contradicted by a reuse after ${ms(alive)}`;
+    if (died > TUNING.LOWER_DOMINANCE * survived && state.evidence.diedNear(idle) >= TUNING.CONFIRM_WEIGHT) {
+      state.set(idle, true);
+      return result('lowered', `closes agree after ${ms(idle)} idle, below the confirmed limit, and no reuse survived as long`);
     }
-    const hinted = fact.hinted;
-    if (hinted !== undefined && idle < hinted * HINT_TRUST) return `far below the announced timeout of ${ms(hinted)}`;
-    return null;
+    return result('held', `one close after ${ms(idle)} idle, below the confirmed limit: counted, not believed yet`);
   }
 
-  /**
-   * A socket of `origin` was seen alive after `idleMs` ms idle (a reuse that
-   * got its response, or a probe still open at its bound), beyond the limit
-   * in force: the limit is wrong and is forgotten. Returns the result, or
-   * null when the limit stands (there is none, or `idleMs` agrees with it).
-   */
-  refute(origin, idleMs, now, probe = false) {
-    const state = this.#origins.get(origin);
-    if (state === undefined || state.limit === undefined) return null;
-    const limit = state.limit;
-    // A probe open a few ms past the limit (a millisecond of timer rounding
-    // aside) shows it wrong: its bound is past the limit by design, unless
-    // the free timeout cut it short. A reuse must be beyond agreement.
-    if (probe ? idleMs + 1 < limit + TRIAL_EXTRA_MIN_MS : idleMs <= limit || agree(idleMs, limit)) return null;
-    state.set(undefined, false);
-    state.hold(limit, now);
-    return result('refuted', probe ? `a probe was still open after ${ms(idleMs)} idle` : `contradicted by a reuse after ${ms(idleMs)}`);
-  }
-
-  #touch(origin) {
+  // The origin's record, made if needed. A close marks it used (the least
+  // recently used is the one dropped); a survival, on every reuse, does not.
+  #touch(origin, used = false) {
     let state = this.#origins.get(origin);
-    if (state === undefined) state = new OriginLimit();
-    else this.#origins.delete(origin);
-    this.#origins.set(origin, state);
-    if (this.#origins.size > this.#capacity) {
-      const [oldest, dropped] = this.#origins.entries().next().value;
-      this.#origins.delete(oldest);
-      if (dropped.limit !== undefined && this.#onEvict !== undefined) this.#onEvict(oldest);
+    if (state === undefined) {
+      state = new OriginLimit();
+      this.#origins.set(origin, state);
+      if (this.#origins.size > this.#capacity) this.#evictOldest();
+    } else if (used) {
+      this.#origins.delete(origin);
+      this.#origins.set(origin, state);
     }
     return state;
   }
 
-  // An origin that teaches nothing more is dropped, unless a burst is still
-  // open: its later closes must still be recognised as part of it.
-  #dropIfEmpty(origin, state) {
-    if (state.limit === undefined && state.candidate === undefined && !state.burstRestart) {
-      this.#origins.delete(origin);
-    }
+  #evictOldest() {
+    const [oldest, dropped] = this.#origins.entries().next().value;
+    this.#origins.delete(oldest);
+    if (dropped.limit !== undefined) this.#inForce--;
+    if (dropped.limit !== undefined && this.#onEvict !== undefined) this.#onEvict(oldest);
   }
 
   /** `{ origin: ms }` for every origin with a limit in force. */
@@ -368,4 +362,4 @@ class ServerLimits {
   }
 }
 
-module.exports = { ServerLimits, agree, BURST_WINDOW };
+module.exports = { ServerLimits, Evidence, agree, TUNING, STATES };

@@ -73,4 +73,22 @@ function closeReason(recorded, errored, wasFree, responseComplete, readableEnded
   return CLOSE_REASONS.ABORTED;
 }
 
-module.exports = { CLOSE_REASONS, closeReason };
+/**
+ * Why a socket of the undici transport closed, from facts: `recorded`, the
+ * reason it recorded when it closed the socket itself (null: none);
+ * `closing`, the dispatcher is closing; `errored`, it emitted an error;
+ * `serverClosed`, the server's FIN was read; `idleAfterUse`, it sat idle
+ * after serving a request, where only undici's own idle timeout (our
+ * freeSocketTimeout, or the server's hint less the margin) closes it
+ * without an error or a FIN.
+ */
+function transportCloseReason(recorded, closing, errored, serverClosed, idleAfterUse) {
+  if (recorded !== null) return recorded;
+  if (closing) return CLOSE_REASONS.AGENT_CLOSE;
+  if (errored) return CLOSE_REASONS.ERROR;
+  if (serverClosed) return CLOSE_REASONS.SERVER_CLOSE;
+  if (idleAfterUse) return CLOSE_REASONS.FREE_TIMEOUT;
+  return CLOSE_REASONS.ERROR;
+}
+
+module.exports = { CLOSE_REASONS, closeReason, transportCloseReason };

@@ -11,8 +11,8 @@
 // A socket's life is its phase:
 //
 //   active ──free()──> free ──startProbe()──> probe
-//     ^                 │  ^                      │
-//     └───activate()────┘  └────backToPool()──────┘ (a probe that outlived its limit)
+//     ^                 │
+//     └───activate()────┘
 //   any phase ──markClosing(reason)──> closing
 //   active ──upgrade()──> upgraded (an HTTP upgrade took it from the agent)
 //
@@ -268,12 +268,6 @@ class SocketState {
     this.phase = PHASES.PROBE;
     this.freeDeadline = this.freedAt + bound;
     return this.freeDeadline;
-  }
-
-  /** A probe that outlived its limit, back in the pool until `deadline`. */
-  backToPool(deadline) {
-    this.phase = PHASES.FREE;
-    this.freeDeadline = deadline;
   }
 
   /** The agent decided to close it (it does so next), for `reason` (the first reason stands). */

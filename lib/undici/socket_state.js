@@ -13,9 +13,9 @@
 // - Idle limits: undici closes an idle socket itself after keepAliveTimeout
 //   (our freeSocketTimeout) or the server's hint less
 //   keepAliveTimeoutThreshold (our serverTimeoutMargin). A learned limit (the
-//   agent's rules, fed the same facts: idle closes by the server,
-//   collisions, faults, and the longest idle time after which a reused
-//   socket got its response) closes it sooner, by one lazy timer per socket,
+//   learning engine the agent runs, fed the same facts: idle closes by the
+//   server, collisions, faults, and reuses that got their response) closes
+//   it sooner, by one lazy timer per socket,
 //   armed only for origins with a learned limit. Destroying an idle socket
 //   is safe for undici: it drops the client's connection and opens another
 //   for the next request.
@@ -24,17 +24,16 @@
 //   it, as the agent's probe does. Instead the trial is one of time: the
 //   first socket to reach the limit starts it (atDeadline's 'probe'), and
 //   once probeBound has passed since that socket was freed with no server
-//   close or collision confirming the limit, it lapses (refute(..., probe)):
-//   forgotten, held, and tested by the next requests, which reuse sockets
-//   past it. A real limit shows again as a collision after longer idle,
-//   which confirms the held one; a one-off reset never does.
+//   close or collision confirming the limit, it lapses (the engine's
+//   trialLapsed): forgotten, and tested by the next sockets, which idle
+//   past it. A real limit closes them about there, which confirms it; a
+//   one-off reset never does.
 //
 // The learning itself is the transport's: a state calls into its origin's
 // transport, an instance, never a require back.
 const debug = require('debug')('steady-agent');
 const { stateOf } = require('./channel');
 // Every module of the agent this file uses, in one place.
-const { idleAllowance, atDeadline, capOf } = require('../policy/free_timeout');
 const { socketName } = require('../agent/socket_name');
 const { now, roundMs } = require('../timers/clock');
 const { CLOSE_REASONS } = require('../state/close_reasons');
@@ -96,8 +95,7 @@ class SocketState {
   /** How long it may stay idle now, in ms (Infinity: no limit), and which limit decided. */
   freeTimeout() {
     const transport = this.origin.transport;
-    const cap = transport.limits.size === 0 ? undefined : capOf(transport.limits.peek(this.origin.name), this.origin.trialEnd !== Infinity);
-    const allowed = idleAllowance(transport.uncapped, this.hinted, cap, transport.margin);
+    const allowed = transport.engine.freeTimeout(this.origin.name, transport.uncapped, this.hinted, transport.margin);
     return { timeout: allowed.timeout, limitedBy: LIMITED_BY[allowed.limitedBy] };
   }
 
@@ -112,8 +110,8 @@ class SocketState {
     const origin = this.origin;
     origin.stats.requests++;
     const transport = origin.transport;
-    if (this.idleBeforeReuse > 0) transport.alive(this, at);
-    if (origin.trialEnd <= at) transport.lapse(origin, at);
+    if (this.idleBeforeReuse > 0) transport.alive(this);
+    transport.lapseDue(origin, at);
     // undici closes it now, as the response asked: our reason, and nothing
     // to learn from (the server's close says nothing of its idle limit).
     if (this.notKept) {
@@ -146,11 +144,9 @@ class SocketState {
   arm() {
     const origin = this.origin;
     const transport = origin.transport;
-    const cap = transport.limits.size === 0 ? undefined : capOf(transport.limits.peek(origin.name), origin.trialEnd !== Infinity);
     const hinted = this.hinted;
     this.allowedMs = Infinity;
-    if (cap === undefined && (hinted === undefined || hinted - transport.margin <= transport.uncapped)) return;
-    const allowed = idleAllowance(transport.uncapped, hinted, cap, transport.margin);
+    const allowed = transport.engine.freeTimeout(origin.name, transport.uncapped, hinted, transport.margin);
     if (allowed.limitedBy === 'hint' || (allowed.limitedBy === null && hinted === undefined)) return;
     this.allowedMs = allowed.timeout;
     this.deadline = this.freedAt + allowed.timeout;
@@ -184,16 +180,14 @@ function idleCheck(state) {
   }
   const origin = state.origin;
   const transport = origin.transport;
-  if (origin.trialEnd <= at) transport.lapse(origin, at);
-  const record = transport.limits.size === 0 ? undefined : transport.limits.peek(origin.name);
-  const decision = atDeadline(transport.uncapped, state.hinted, record, origin.trialEnd !== Infinity, transport.margin, state.allowedMs);
+  transport.lapseDue(origin, at);
+  const decision = transport.engine.atDeadline(origin.name, transport.uncapped, state.hinted, transport.margin, state.allowedMs);
   if (decision.action === 'wait') {
     state.arm();
     return;
   }
   if (decision.action === 'probe') {
-    origin.trialFrom = state.freedAt;
-    origin.trialEnd = state.freedAt + decision.bound;
+    transport.engine.startProbe(origin.name, { from: state.freedAt, end: state.freedAt + decision.bound });
     if (debug.enabled) debug('%s reached the learned idle limit: closed, the limit on trial until %d ms after it was freed', state.name, roundMs(decision.bound));
   }
   state.close(CLOSE_REASONS.FREE_TIMEOUT);

@@ -29,12 +29,12 @@ const { normalizeOptions } = require('../options/normalize');
 const { count } = require('../options/grammar');
 const { createProxyRoutes } = require('../proxy');
 const { OriginTable } = require('../observe/stats');
-const { ServerLimits } = require('../policy/server_limits');
+const { LearningEngine } = require('../policy/learning_engine');
 const { judgeFailure } = require('../policy/stale_judgement');
 const { markError } = require('../agent/stale_marks');
 const { ConnectTimeout } = require('../connect/connect_timeout');
 const { now, roundMs } = require('../timers/clock');
-const { CLOSE_REASONS } = require('../state/close_reasons');
+const { CLOSE_REASONS, transportCloseReason } = require('../state/close_reasons');
 const { channels: events, publish } = require('../observe/channels');
 const { QueueFullError, UnsupportedRequestError } = require('../errors');
 
@@ -61,12 +61,6 @@ class Origin {
     // The proxy routes its requests go through, or null: direct.
     const routes = transport.proxies[this.scheme];
     this.proxy = routes !== null && routes.proxies({ host, port }) ? routes : null;
-    // The longest idle time after which a reused socket got its response.
-    this.aliveMs = 0;
-    // The trial of the learned limit: when the socket that started it was
-    // freed, and when it ends (Infinity: none is on trial).
-    this.trialFrom = 0;
-    this.trialEnd = Infinity;
   }
 }
 
@@ -97,9 +91,10 @@ class Transport {
     this.queueTimeout = normalized.queueTimeout;
     this.margin = normalized.serverTimeoutMargin;
     this.uncapped = normalized.freeSocketTimeout === 0 ? Infinity : normalized.freeSocketTimeout;
-    this.learn = normalized.learnServerTimeout;
     this.connectTimeout = ConnectTimeout.create(normalized.connectTimeout);
-    this.limits = new ServerLimits();
+    // The learning engine; its probe of an origin is a trial of time here
+    // ({ from, end }: see socket_state.js).
+    this.engine = new LearningEngine(normalized.learnServerTimeout);
     this.stats = new OriginTable();
     this.origins = new Map(); // undici's origin string -> Origin
     this.byName = new Map(); // pool name -> Origin, for connect()
@@ -183,71 +178,63 @@ class Transport {
     if (origin !== undefined) this.noSocket(origin, 'refusedAfterClose', null, opts);
   }
 
-  /** The server closed `state`'s socket after `idleMs` idle: an observation (a collision when found by a request). */
+  /**
+   * The server closed `state`'s socket after `idleMs` idle (a collision when
+   * found by a request). A close of our own (the dispatcher closing, a
+   * socket we destroyed) is never evidence.
+   */
   observe(state, idleMs, collision) {
-    if (!this.learn || state.learnedFrom) return;
+    if (state.learnedFrom || state.closeReason !== null || this.closing) return;
     state.learnedFrom = true;
     const origin = state.origin;
+    const engine = this.engine;
     const at = now();
-    const learned = this.limits.observe(origin.name, { idleMs, now: at, collision, hinted: state.hinted, aliveMs: origin.aliveMs });
-    if (learned.outcome === 'ignored') return;
-    if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s, %s', state.name, roundMs(idleMs), collision ? ' (a request failed on it)' : '', learned.outcome, learned.why);
-    if (learned.resetAlive) origin.aliveMs = 0;
-    this.report(origin, learned);
+    const verdict = collision
+      ? engine.collided(origin.name, idleMs, at, state.hinted)
+      : engine.closedIdle(origin.name, idleMs, at, state.hinted);
+    if (verdict !== null && debug.enabled) {
+      debug('%s closed by the server after %d ms idle%s: %s, %s', state.name, roundMs(idleMs), collision ? ' (a request failed on it)' : '', verdict.outcome, verdict.why);
+    }
+    this.report(origin, verdict);
   }
 
   /** A request on `state`'s socket failed as it closed, not a collision. */
   fault(state) {
-    if (!this.learn || state.learnedFrom || state.closeReason !== null) return;
+    if (state.learnedFrom || state.closeReason !== null || this.closing) return;
     state.learnedFrom = true;
-    const origin = state.origin;
-    const before = this.limits.limitOf(origin.name);
-    const learned = this.limits.fault(origin.name, now());
-    if (this.limits.limitOf(origin.name) !== before) this.report(origin, learned);
+    this.report(state.origin, this.engine.failedInFlight(state.origin.name, now()));
   }
 
   /** A request reused `state`'s socket after idleBeforeReuse ms and got its response. */
-  alive(state, at) {
-    const origin = state.origin;
-    const idle = state.idleBeforeReuse;
-    if (idle > origin.aliveMs) origin.aliveMs = idle;
-    if (this.limits.size === 0) return;
-    const refuted = this.limits.refute(origin.name, idle, at);
-    if (refuted !== null) this.report(origin, refuted);
+  alive(state) {
+    this.report(state.origin, this.engine.reused(state.origin.name, state.idleBeforeReuse));
   }
 
-  /** The trial of `origin`'s limit is over with nothing confirming it: it lapses. */
-  lapse(origin, at) {
-    origin.trialEnd = Infinity;
-    if (this.limits.limitOf(origin.name) === undefined) return;
-    // As if the socket that started the trial were still open, idle since
-    // it was freed; but it was closed at the limit, so the words say what
-    // happened: the trial passed without a close or a collision.
-    const trialMs = at - origin.trialFrom;
-    const refuted = this.limits.refute(origin.name, trialMs, at, true);
-    if (refuted === null) return;
-    refuted.why = `no server close or request failure in ${roundMs(trialMs)} ms of trial since a socket reached it`;
-    if (debug.enabled) debug('%s: learned idle limit forgotten: %s', origin.name, refuted.why);
-    this.report(origin, refuted);
+  /** `origin`'s trial, if its time is over at `at` with nothing confirming the limit: it lapses. */
+  lapseDue(origin, at) {
+    const trial = this.engine.probeOf(origin.name);
+    if (trial === undefined || trial.end > at) return;
+    const verdict = this.engine.trialLapsed(origin.name, trial);
+    if (verdict !== null && debug.enabled) debug('%s: learned idle limit forgotten: %s', origin.name, verdict.why);
+    this.report(origin, verdict);
   }
 
-  /** What an observation did: stats, the event, and the idle sockets' deadlines. */
-  report(origin, learned) {
-    const record = this.limits.peek(origin.name);
-    const ms = record?.limit;
+  /** What a verdict of the engine says: stats, the event, and the idle sockets' deadlines. */
+  report(origin, verdict) {
+    if (verdict === null) return;
     // A changed limit (or none) starts a new trial.
-    if (learned.outcome !== 'refused' && learned.outcome !== 'held') origin.trialEnd = Infinity;
+    if (verdict.outcome !== 'refused' && verdict.outcome !== 'held') this.engine.endProbe(origin.name, this.engine.probeOf(origin.name));
     const stats = origin.stats;
-    stats.learned = ms === undefined ? null : Math.round(ms);
-    stats.confidence = ms === undefined ? null : (record.confirmed ? 'confirmed' : 'tentative');
+    stats.learned = verdict.ms === null ? null : Math.round(verdict.ms);
+    stats.confidence = verdict.confidence;
     if (events.serverIdleLimit.hasSubscribers) {
       this.publish(events.serverIdleLimit, {
-        ms: stats.learned, source: 'learned', confidence: stats.confidence, outcome: learned.outcome, why: learned.why,
+        ms: stats.learned, source: 'learned', confidence: stats.confidence, outcome: verdict.outcome, why: verdict.why,
       }, origin);
     }
     if (stats.learned === null) this.stats.settle(stats);
     // A confirmed limit caps the idle sockets freed without it.
-    if (ms !== undefined && record.confirmed) {
+    if (verdict.confidence === 'confirmed') {
       for (const other of origin.connections) {
         if (other.active || !other.connected) continue;
         if (other.timer !== null) clearTimeout(other.timer);
@@ -268,7 +255,7 @@ class Transport {
    */
   judge(state, exchange, err) {
     const at = now();
-    const limit = state.hinted ?? this.limits.limitOf(state.origin.name);
+    const limit = state.hinted ?? this.engine.limitOf(state.origin.name);
     const opts = exchange.opts;
     const marks = judgeFailure({
       requestsBefore: state.requestsFinished,
@@ -304,14 +291,8 @@ class Transport {
     origin.connections.delete(state);
     if (this.dns !== null && origin.proxy === null) this.dns.untrack(origin.host);
     this.limitsOfSockets.closed(state);
-    let reason = state.closeReason;
-    if (reason === null) {
-      if (this.closing) reason = CLOSE_REASONS.AGENT_CLOSE;
-      else if (state.errored) reason = CLOSE_REASONS.ERROR;
-      else if (state.serverClosed) reason = CLOSE_REASONS.SERVER_CLOSE;
-      else if (!state.active && state.requestsFinished > 0) reason = CLOSE_REASONS.FREE_TIMEOUT; // undici's idle timeout
-      else reason = CLOSE_REASONS.ERROR;
-    }
+    const reason = transportCloseReason(state.closeReason, this.closing, state.errored, state.serverClosed,
+      !state.active && state.requestsFinished > 0);
     const stats = origin.stats;
     stats.closed(reason);
     if (events.close.hasSubscribers) {
@@ -352,7 +333,7 @@ class Transport {
         else if (state.connected) free++;
       }
       const view = { sockets: { [origin.name]: { length: active } }, freeSockets: { [origin.name]: { length: free } }, requests: { [origin.name]: { length: origin.queued } } };
-      origins[origin.name] = origin.stats.toJSON(view);
+      origins[origin.name] = origin.stats.toJSON(view, this.engine.evidenceOf(origin.name));
     }
     const result = { origins };
     if (this.dns !== null) result.dns = this.dns.snapshot();

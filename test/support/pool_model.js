@@ -4,20 +4,21 @@
 // the learning rules (test/learning-properties.test.js). It plays the client
 // (requests in ticks, each tick `width` requests at once, gaps given), the
 // network (`latency` ms each way), the server (an idle limit, announced or
-// not; a restart at a given time; the reset of one request) and two agents:
+// not; restarts that drop every connection, idle restarts that drop the idle
+// ones, and requests it resets) and two agents:
 //
 // - 'node': Node's agent. A free socket stays until the server's FIN
 //   arrives; where the server announces Keep-Alive: timeout, it closes the
 //   socket 1000 ms before (agentKeepAliveTimeoutBuffer).
 // - 'steady': steady-agent with its defaults (freeSocketTimeout 4000,
-//   serverTimeoutMargin 1000, learning on). Its decisions come from the very
-//   functions the agent runs (lib/server_limits.js); the mechanics around
-//   them (the pool, probes, what is observed when) mirror the agent's.
+//   serverTimeoutMargin 1000, learning on). Every decision comes from the
+//   learning engine the agent and the undici transport run
+//   (lib/policy/learning_engine.js), fed the facts they feed it; the model
+//   only plays the pool (lifo), the timers and the wire.
 //
-// Both pools are lifo. A scenario returns, per agent, the connections
-// opened and the requests that failed.
-const { ServerLimits } = require('../../lib/policy/server_limits');
-const { idleAllowance, atDeadline, capOf } = require('../../lib/policy/free_timeout');
+// A scenario returns, per agent, the connections opened and the requests
+// that failed.
+const { LearningEngine } = require('../../lib/policy/learning_engine');
 
 const FREE_SOCKET_TIMEOUT = 4000;
 const MARGIN = 1000;
@@ -57,10 +58,14 @@ class EventQueue {
  * @param {number} s.limit the server's idle limit, ms
  * @param {boolean} s.hinted the server announces it (Keep-Alive: timeout)
  * @param {number} s.latency ms each way
+ * @param {boolean} [s.tls] a handshake of two round trips, not one
  * @param {number[]} s.gaps ms between ticks (the first tick at 0)
  * @param {number} s.width requests per tick
- * @param {number|null} s.restartAt the server closes every connection then
- * @param {number|null} s.resetRequest the server resets this request (0-based)
+ * @param {number[]} [s.restarts] the server closes every connection then
+ * @param {number[]} [s.idleRestarts] the server closes its idle connections then
+ * @param {number[]} [s.resets] the server resets these requests (0-based)
+ * @param {number|null} [s.restartAt] one restart (the older shape)
+ * @param {number|null} [s.resetRequest] one reset (the older shape)
  * @param {'node'|'steady'} kind
  */
 function run(s, kind) {
@@ -68,26 +73,28 @@ function run(s, kind) {
   const d = s.latency;
   const hint = s.hinted ? s.limit : undefined;
   const steady = kind === 'steady';
-  const limits = new ServerLimits();
-  let aliveMs = 0;
-  let probe = null;
+  const engine = new LearningEngine(true);
+  const O = 'o';
   const pool = []; // free sockets, lifo
-  const result = { connections: 0, failures: 0, learned: [] };
+  const result = { connections: 0, failures: 0, learned: [], line: '' };
+  const resets = new Set(s.resets ?? []);
+  if (s.resetRequest != null) resets.add(s.resetRequest);
   let requestIndex = 0;
   const connections = []; // every connection opened, for a restart
+  const outcomes = [];
 
-  // A connection: the server's side (when it closes) and the client's.
   function connect() {
     result.connections++;
     const conn = {
       serverClosedAt: Infinity, // when the server closed it
       serverTimer: null,
-      // client
+      serverBusy: false, // the server is answering a request on it
       phase: 'connecting', // connecting, active, free, probe, closed
       freedAt: 0,
       deadline: Infinity,
       deadlineEvent: null,
       requests: 0,
+      index: -1, // the request it carries
       idleBeforeReuse: 0,
       hint: undefined,
       finSeen: false,
@@ -114,18 +121,17 @@ function run(s, kind) {
     conn.finSeen = true;
     if (conn.phase === 'free' || conn.phase === 'probe') {
       const idle = q.now - conn.freedAt;
-      const wasProbe = conn.phase === 'probe';
       closeClient(conn);
-      if (wasProbe) probe = null;
-      if (steady) observe({ idleMs: idle, now: q.now, collision: false, hinted: conn.hint });
+      if (steady) {
+        report(engine.closedIdle(O, idle, q.now, conn.hint, conn));
+      }
     }
   }
 
-  function observe(fact) {
-    const learned = limits.observe('o', { ...fact, aliveMs });
-    if (learned.resetAlive) aliveMs = 0;
-    if (learned.outcome !== 'ignored') result.learned.push(`${Math.round(q.now)}: ${learned.outcome} (${learned.why})`);
-    if (learned.outcome === 'confirmed' || learned.outcome === 'lowered') tighten();
+  function report(verdict) {
+    if (verdict === null) return;
+    result.learned.push(`${Math.round(q.now)}: ${verdict.outcome} (${verdict.why})`);
+    if (verdict.tighten) tighten();
   }
 
   function closeClient(conn) {
@@ -147,16 +153,18 @@ function run(s, kind) {
       conn.idleBeforeReuse = q.now - conn.freedAt;
       conn.phase = 'active';
       conn.requests++;
+      conn.index = index;
       deliver(conn, index, q.now + d);
       return;
     }
     conn = connect();
     conn.phase = 'active';
     conn.requests = 1;
+    conn.index = index;
     conn.idleBeforeReuse = 0;
-    // The handshake takes a round trip; a connection that a restart meets
-    // before it is up does not exist yet for the server.
-    deliver(conn, index, q.now + 3 * d);
+    // The handshake takes a round trip (two with TLS); a connection that a
+    // restart meets before it is up does not exist yet for the server.
+    deliver(conn, index, q.now + (s.tls ? 5 : 3) * d);
   }
 
   // The request reaches the server at `arrival`.
@@ -165,59 +173,58 @@ function run(s, kind) {
       if (conn.serverClosedAt <= q.now) {
         // The server had closed it: the request fails as the FIN (or a
         // reset for its bytes) reaches the client.
-        q.at(Math.max(q.now + d, conn.serverClosedAt + d), () => failed(conn, true));
+        q.at(Math.max(q.now + d, conn.serverClosedAt + d), () => failed(conn));
         return;
       }
-      if (s.resetRequest === index) {
+      if (conn.serverTimer !== null) q.cancel(conn.serverTimer);
+      conn.serverTimer = null;
+      if (resets.has(index)) {
         conn.serverClosedAt = q.now;
-        if (conn.serverTimer !== null) q.cancel(conn.serverTimer);
-        conn.serverTimer = null;
-        q.at(q.now + d, () => failed(conn, true));
+        q.at(q.now + d, () => failed(conn));
         return;
       }
-      serverIdleFrom(conn, q.now);
-      q.at(q.now + d, () => responded(conn));
+      conn.serverBusy = true;
+      q.at(q.now + d / 2, () => {
+        conn.serverBusy = false;
+        // A restart while it was answering: the response never left.
+        if (conn.serverClosedAt <= q.now) return;
+        serverIdleFrom(conn, q.now);
+        q.at(q.now + d / 2, () => responded(conn));
+      });
     });
   }
 
-  function failed(conn, noResponse) {
+  // The request failed before any byte of its response.
+  function failed(conn) {
+    if (conn.phase === 'closed') return;
     result.failures++;
+    outcomes[conn.index] = 'E';
     const reused = conn.idleBeforeReuse > 0;
     closeClient(conn);
     if (!steady) return;
-    if (reused && noResponse) observe({ idleMs: conn.idleBeforeReuse, now: q.now, collision: true, hinted: conn.hint });
-    else {
-      const learned = limits.fault('o', q.now);
-      result.learned.push(`${Math.round(q.now)}: ${learned.outcome}`);
-    }
+    if (reused) report(engine.collided(O, conn.idleBeforeReuse, q.now, conn.hint));
+    else report(engine.failedInFlight(O, q.now));
   }
 
   function responded(conn) {
+    outcomes[conn.index] = conn.requests > 1 ? 'R' : 'N';
     conn.hint = hint;
     if (conn.finSeen) {
       closeClient(conn);
       return;
     }
+    let timeout;
     if (steady) {
-      if (conn.idleBeforeReuse > 0) {
-        if (conn.idleBeforeReuse > aliveMs) aliveMs = conn.idleBeforeReuse;
-        const refuted = limits.refute('o', conn.idleBeforeReuse, q.now);
-        if (refuted !== null) result.learned.push(`${Math.round(q.now)}: ${refuted.outcome} (${refuted.why})`);
-      }
-      const allowed = idleAllowance(FREE_SOCKET_TIMEOUT, conn.hint, capOf(limits.get('o'), probe !== null), MARGIN);
-      if (allowed.timeout <= 0) {
-        closeClient(conn);
-        return;
-      }
-      free(conn, q.now + allowed.timeout);
+      if (conn.idleBeforeReuse > 0) report(engine.reused(O, conn.idleBeforeReuse));
+      timeout = engine.freeTimeout(O, FREE_SOCKET_TIMEOUT, conn.hint, MARGIN).timeout;
     } else {
-      const timeout = conn.hint !== undefined ? conn.hint - NODE_HINT_BUFFER : Infinity;
-      if (timeout <= 0) {
-        closeClient(conn);
-        return;
-      }
-      free(conn, q.now + timeout);
+      timeout = conn.hint !== undefined ? conn.hint - NODE_HINT_BUFFER : Infinity;
     }
+    if (timeout <= 0) {
+      closeClient(conn);
+      return;
+    }
+    free(conn, q.now + timeout);
     // A FIN already on its way (a restart while the response travelled)
     // arrives later and finds the socket free.
   }
@@ -244,28 +251,18 @@ function run(s, kind) {
       return;
     }
     if (conn.phase === 'probe') {
-      probe = null;
-      const idle = q.now - conn.freedAt;
-      if (idle > aliveMs) aliveMs = idle;
-      const refuted = limits.refute('o', idle, q.now, true);
-      if (refuted !== null) result.learned.push(`${Math.round(q.now)}: ${refuted.outcome} (${refuted.why})`);
-      const next = atDeadline(FREE_SOCKET_TIMEOUT, conn.hint, limits.peek('o'), false, MARGIN, allowedMs);
-      if (next.action !== 'wait') {
-        closeClient(conn);
-        return;
-      }
-      conn.phase = 'free';
-      setDeadline(conn, conn.freedAt + next.timeout);
-      pool.unshift(conn); // where a request takes it last (lifo)
+      // Still open at its bound: the limit is forgotten, and the probe closes.
+      report(engine.probeOutlived(O, conn, q.now - conn.freedAt).verdict);
+      closeClient(conn);
       return;
     }
-    const next = atDeadline(FREE_SOCKET_TIMEOUT, conn.hint, limits.peek('o'), probe !== null, MARGIN, allowedMs);
+    const next = engine.atDeadline(O, FREE_SOCKET_TIMEOUT, conn.hint, MARGIN, allowedMs);
     if (next.action === 'wait') {
       setDeadline(conn, conn.freedAt + next.timeout);
     } else if (next.action === 'probe') {
       pool.splice(pool.indexOf(conn), 1);
       conn.phase = 'probe';
-      probe = conn;
+      engine.startProbe(O, conn);
       setDeadline(conn, conn.freedAt + next.bound);
     } else {
       closeClient(conn);
@@ -275,8 +272,7 @@ function run(s, kind) {
   // A limit became confirmed: free sockets freed without it are capped now.
   function tighten() {
     for (const conn of pool) {
-      const allowed = idleAllowance(FREE_SOCKET_TIMEOUT, conn.hint, capOf(limits.peek('o'), probe !== null), MARGIN);
-      const deadline = conn.freedAt + allowed.timeout;
+      const deadline = conn.freedAt + engine.freeTimeout(O, FREE_SOCKET_TIMEOUT, conn.hint, MARGIN).timeout;
       if (deadline < conn.deadline) setDeadline(conn, Math.max(deadline, q.now));
     }
   }
@@ -290,12 +286,24 @@ function run(s, kind) {
       for (let k = 0; k < s.width; k++) send();
     });
   });
-  if (s.restartAt !== null) {
-    q.at(s.restartAt, () => {
-      for (const conn of connections) serverClose(conn);
+  const restarts = [...(s.restarts ?? [])];
+  if (s.restartAt != null) restarts.push(s.restartAt);
+  for (const at of restarts) {
+    q.at(at, () => {
+      for (const conn of connections) {
+        // One answering a request: the request fails as the FIN arrives.
+        if (conn.serverBusy && conn.serverClosedAt === Infinity) q.at(q.now + d, () => failed(conn));
+        serverClose(conn);
+      }
+    });
+  }
+  for (const at of s.idleRestarts ?? []) {
+    q.at(at, () => {
+      for (const conn of connections) if (!conn.serverBusy) serverClose(conn);
     });
   }
   q.run();
+  result.line = outcomes.map((o) => o ?? '?').join('');
   return result;
 }
 

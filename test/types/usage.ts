@@ -77,8 +77,11 @@ for (const [origin, o] of Object.entries(stats.origins)) {
     o.reusedRequests, o.errors, o.timeouts, o.queueWaitMs.count, o.queueWaitMs.sum, o.queueWaitMs.max,
     o.queueFull, o.queueTimeouts, o.refusedAfterClose, o.leftQueue];
   const learned: number | null = o.serverIdleTimeout.learned ?? o.serverIdleTimeout.announced;
+  const deaths: number = o.serverIdleTimeout.evidence.reduce((n, row) => n + row.died, 0);
+  // @ts-expect-error an idle time is a number of ms
+  o.serverIdleTimeout.evidence[0].idleMs = '5 s';
   const byFreeTimeout: number | undefined = o.closeReasons['free-timeout'];
-  console.log(origin, numbers, learned, byFreeTimeout);
+  console.log(origin, numbers, learned, byFreeTimeout, deaths);
 }
 const reason: CloseReason = 'server-close';
 const retired: CloseReason = 'dns';
