@@ -90,6 +90,25 @@ class ConnectTimeoutError extends Error {
   }
 }
 
+/**
+ * Every connection attempt of a Happy Eyeballs race failed (autoSelectFamily):
+ * one cause per address, in the order they were tried, in `errors` (as any
+ * AggregateError) and in `attempts` with the address each was for. `code` is
+ * the first attempt's (ECONNREFUSED...), as with Node's own autoSelectFamily,
+ * so that code that retries a refused connection sees one.
+ */
+class ConnectAttemptsError extends AggregateError {
+  constructor(host, port, attempts) {
+    const list = attempts.map(({ address, error }) => `${address} (${error.code ?? error.message})`).join(', ');
+    super(attempts.map((attempt) => attempt.error), `Could not connect to ${host}:${port}: every address failed: ${list}`);
+    this.name = 'ConnectAttemptsError';
+    this.code = attempts[0].error.code ?? 'ERR_STEADY_CONNECT_ATTEMPTS';
+    this.host = host;
+    this.port = port;
+    this.attempts = attempts.map(({ address, family, error }) => ({ address, family, error }));
+  }
+}
+
 /** An option has the wrong type, or a duration string that cannot be parsed. */
 class InvalidOptionTypeError extends TypeError {
   constructor(option, expected, value) {
@@ -225,6 +244,7 @@ module.exports = {
   QueueFullError,
   QueueTimeoutError,
   ConnectTimeoutError,
+  ConnectAttemptsError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   InvalidProxyOptionError,

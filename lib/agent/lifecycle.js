@@ -29,6 +29,8 @@ const { PoolEvents } = require('../observe/events');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { QueueBounds } = require('./queue_bounds');
 const { ConnectionSetup, keepProbesOff } = require('../connect/connection_setup');
+const { races } = require('../connect/happy_eyeballs');
+const { raceConnection } = require('../connect/agent_race');
 const { placeFor, othersWaiting } = require('../policy/total_limit');
 const { Shutdown } = require('./shutdown');
 const { INIT_SOCKET, SOCKET_NAME } = require('../constants');
@@ -172,6 +174,16 @@ class SocketLifecycle {
   createConnection(args, creation, connect) {
     // dns: core's own copy of the options gets the cache's lookup.
     if (creation !== null && this.#dns !== null) this.#dns.connecting(args[0], this.#proxy);
+    // Happy Eyeballs: a host name's addresses raced (lib/connect); the
+    // socket comes through core's callback.
+    if (creation !== null && typeof args[1] === 'function' && races(args[0]) && !this.#proxy?.proxies(args[0])) {
+      creation.options = args[0];
+      return raceConnection(this.#agent, args[0], args[1], {
+        connectTls: this.#agent.protocol === 'https:' ? connect : null,
+        setup: this.#setup,
+        report: this.#events.raceReport(agentKeyOf(args[0]), args[0]),
+      });
+    }
     let socket;
     try {
       // Proxy: for core's createSocket, connect to the proxy instead; a

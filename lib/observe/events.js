@@ -95,6 +95,19 @@ class PoolEvents {
     if (channels.create.hasSubscribers) this.#publish(channels.create, {}, entry, socket);
   }
 
+  /**
+   * The origin's side of a Happy Eyeballs race (lib/connect): its getStats()
+   * counters, its channel messages, and its settling once the race failed.
+   */
+  raceReport(pool, options) {
+    const entry = this.#use(pool, options);
+    return {
+      entry,
+      publish: (channel, message) => this.#publish(channel, message, entry),
+      settle: () => this.#origins.settle(entry),
+    };
+  }
+
   /** Making a socket failed before there was one of ours (a proxy tunnel). */
   socketCreateFailed() {
     this.#agent.createSocketErrorCount++;

@@ -23,6 +23,7 @@ const { ServerLimits } = require('../policy/server_limits');
 const { judgeFailure } = require('../policy/stale_judgement');
 const { markError } = require('../agent/stale_marks');
 const { ConnectTimeout } = require('../connect/connect_timeout');
+const { raceWanted, raceFor } = require('../connect/undici_race');
 const { now } = require('../timers/clock');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { channels: events, publish } = require('../observe/channels');
@@ -156,15 +157,22 @@ class Transport {
     const options = this.options;
     const connectOptions = { host, port, localAddress: params.localAddress ?? options.localAddress };
     if (this.dns !== null) connectOptions.lookup = this.dns.lookup;
-    let socket;
+    let tlsOptions = null;
     if (secure) {
       const servername = params.servername || options.servername || (net.isIP(host) ? undefined : host);
-      const tlsOptions = { ...connectOptions, servername, ALPNProtocols: ['http/1.1'] };
+      tlsOptions = { ...connectOptions, servername, ALPNProtocols: ['http/1.1'] };
       for (const key of TLS_OPTIONS) if (options[key] !== undefined) tlsOptions[key] = options[key];
-      socket = tls.connect(tlsOptions);
-    } else {
-      socket = net.connect(connectOptions);
     }
+    // Happy Eyeballs (lib/connect): the host's addresses raced, TLS on the winner.
+    if (raceWanted(options, connectOptions)) return raceFor(this, origin, connectOptions, tlsOptions, callback);
+    const socket = secure ? tls.connect(tlsOptions) : net.connect(connectOptions);
+    this.connectTimeout?.watch(socket);
+    return this.adopt(origin, socket, secure, host, callback);
+  }
+
+  /** A socket made for `origin`, connecting or connected (a race's): ours until it closes. */
+  adopt(origin, socket, secure, host, callback) {
+    const options = this.options;
     const state = new SocketState(origin, socket, secure);
     track(socket, state);
     origin.connections.add(state);
@@ -173,7 +181,6 @@ class Transport {
     socket.setNoDelay(true);
     if (options.tcpKeepAlive) socket.setKeepAlive(true, options.keepAliveMsecs);
     listen(socket);
-    this.connectTimeout?.watch(socket);
     const ready = () => {
       socket.removeListener('error', failed);
       state.connected = true;
@@ -186,6 +193,10 @@ class Transport {
       socket.removeListener(secure ? 'secureConnect' : 'connect', ready);
       callback(err, null);
     };
+    if (!secure && !socket.connecting) {
+      ready(); // a race's winner: connected already
+      return socket;
+    }
     socket.once(secure ? 'secureConnect' : 'connect', ready);
     socket.once('error', failed);
     return socket;

@@ -1,0 +1,79 @@
+'use strict';
+
+// The agent's side of Happy Eyeballs (./happy_eyeballs.js): a raced
+// connection is made through core's createSocket callback, the way a proxy
+// tunnel is (lib/proxy), since the socket that will serve the request is
+// known only once the race is won.
+const { Race } = require('./happy_eyeballs');
+const { agentKeyOf } = require('../core/private_fields');
+const { holdPlace, releasePlace, unqueueDestroyed } = require('../core/agent_maps');
+
+/**
+ * createConnection for a raced connection. `options`: core's per-socket copy
+ * of the options; `oncreate`: core's createSocket callback, called once with
+ * the winner (http), the TLS socket over it (https: `connectTls`, core's
+ * https createConnection, for its session cache), or the error that ended
+ * the race. `setup`: the agent's ConnectionSetup; `report`: the origin's
+ * (PoolEvents.raceReport). Returns undefined, as core expects of an
+ * asynchronous createConnection.
+ */
+function raceConnection(agent, options, oncreate, { connectTls, setup, report }) {
+  const pool = agentKeyOf(options);
+  let watch = null;
+  const fail = (race, err) => {
+    watch?.done();
+    oncreate(err);
+    process.nextTick(serveQueue, agent, race, options);
+  };
+  const race = new Race(options, report, (err, socket) => {
+    releasePlace(agent, pool, race);
+    if (err) {
+      fail(race, err);
+      return;
+    }
+    setup.probe(socket);
+    let delivered = socket;
+    if (connectTls !== null) {
+      try {
+        delivered = connectTls({ ...options, socket });
+      } catch (tlsError) {
+        socket.destroy();
+        fail(race, tlsError);
+        return;
+      }
+      if (watch !== null) watch.follow(delivered);
+    } else if (watch !== null) {
+      watch.done();
+    }
+    // What net.connect and tls.connect do with the option, which a socket
+    // made elsewhere did not get.
+    if (options.timeout) delivered.setTimeout(options.timeout);
+    oncreate(null, delivered);
+  });
+  // Core's maps, touched directly: core counts a socket against maxSockets
+  // and maxTotalSockets only once createConnection delivers it, so every
+  // request arriving during the race would start a race of its own. The
+  // race holds the place of the socket to come (agent.destroy() ends it
+  // there, with destroy()).
+  holdPlace(agent, pool, race);
+  watch = setup.watchRace(race);
+  race.start();
+  return undefined;
+}
+
+/**
+ * After a race failed: core never saw a socket for it, so nothing would
+ * start one for the requests queued behind it (maxSockets). Runs after the
+ * failed request has settled, so that it is marked destroyed.
+ */
+function serveQueue(agent, race, options) {
+  // Core leaves a queued request in the queue when the socket it started for
+  // it fails, and one that failed that way would be picked again, forever.
+  const pool = agentKeyOf(options);
+  unqueueDestroyed(agent, pool);
+  // Core's own "a socket of this pool went away": it starts a socket for the
+  // first queued request.
+  agent.removeSocket(race, options);
+}
+
+module.exports = { raceConnection };
