@@ -22,6 +22,7 @@ function raceConnection(agent, options, oncreate, { connectTls, setup, report })
   let watch = null;
   const fail = (race, err) => {
     watch?.done();
+    report.failed();
     oncreate(err);
     process.nextTick(serveQueue, agent, race, options);
   };

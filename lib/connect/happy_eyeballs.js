@@ -261,6 +261,7 @@ class Race {
       outcome,
       why,
       elapsedMs: clock.roundMs(clock.now() - this.#startedAt),
+      socket: attempt.socket,
     };
     if (error !== null) message.error = error;
     this.#report.publish(channels.connectAttempt, message);

@@ -105,6 +105,13 @@ class PoolEvents {
       entry,
       publish: (channel, message) => this.#publish(channel, message, entry),
       settle: () => this.#origins.settle(entry),
+      // agentkeepalive's counts of sockets made and closed: core's path
+      // makes one for every connection, even one whose lookup fails, and it
+      // closes; a race that failed counts as that one.
+      failed: () => {
+        this.#agent.createSocketCount++;
+        this.#agent.closeSocketCount++;
+      },
     };
   }
 
