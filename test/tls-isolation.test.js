@@ -39,6 +39,7 @@ function describeConnection(req, res) {
 const CLIENT_CN = 'steady-agent client';
 const TLS12_CIPHER_A = 'ECDHE-RSA-AES128-GCM-SHA256';
 const TLS12_CIPHER_B = 'ECDHE-RSA-AES256-GCM-SHA384';
+const TLS12_DHE_CIPHER = 'DHE-RSA-AES128-GCM-SHA256';
 
 /** The pool part of a SOCKET_NAME, 'sock[<id>#<pool>]'. */
 function poolOf(socket) {
@@ -141,6 +142,16 @@ const cases = [
     b: { maxVersion: 'TLSv1.2', ciphers: TLS12_CIPHER_B },
     aSees: { cipher: TLS12_CIPHER_A },
     bSees: { cipher: TLS12_CIPHER_B },
+  },
+  {
+    // A request that demands a large Diffie-Hellman group must not ride a
+    // connection that accepted the server's smaller one.
+    option: 'minDHSize',
+    server: { dhparam: 'auto', maxVersion: 'TLSv1.2', ciphers: TLS12_DHE_CIPHER },
+    a: { maxVersion: 'TLSv1.2', ciphers: TLS12_DHE_CIPHER },
+    b: { maxVersion: 'TLSv1.2', ciphers: TLS12_DHE_CIPHER, minDHSize: 8192 },
+    aSees: { cipher: TLS12_DHE_CIPHER },
+    bFails: { code: 'ERR_TLS_DH_PARAM_SIZE' },
   },
 ];
 
@@ -305,4 +316,47 @@ describe('TLS isolation', () => {
       });
     }
   });
+});
+
+// steady-agent/fetch and steady-agent/undici take TLS options per instance,
+// never per request: one instance's connections all share them, so there is
+// no pool to keep apart, but every option must reach tls.connect.
+describe('TLS options of steady-agent/fetch and steady-agent/undici reach every connection', () => {
+  const { createFetch } = require('steady-agent/fetch');
+  const { createDispatcher } = require('steady-agent/undici');
+  const { UNDICI_MAJORS } = require('./support/fetch');
+  let server;
+  let closers = [];
+  before(async () => {
+    server = await createHttpsServer(describeConnection, { dhparam: 'auto', maxVersion: 'TLSv1.2', ciphers: TLS12_DHE_CIPHER });
+  });
+  after(() => server.close());
+  afterEach(async () => {
+    await Promise.all(closers.map((close) => close()));
+    closers = [];
+  });
+
+  const dhe = { ca: fixtures.ca, maxVersion: 'TLSv1.2', ciphers: TLS12_DHE_CIPHER };
+  const transports = [
+    ['createFetch', (options) => {
+      const fetch = createFetch(options);
+      closers.push(() => fetch.close());
+      return (url) => fetch(url);
+    }],
+    ...UNDICI_MAJORS.filter((entry) => entry.runs).map(({ major, load }) => [`createDispatcher (undici ${major})`, (options) => {
+      const undici = load();
+      const dispatcher = createDispatcher(undici, options);
+      closers.push(() => dispatcher.close());
+      return (url) => undici.fetch(url, { dispatcher });
+    }]),
+  ];
+  for (const [name, make] of transports) {
+    it(`${name}: minDHSize refuses the server's smaller group`, async () => {
+      const plain = await make(dhe)(server.url('/'));
+      assert.equal(JSON.parse(await plain.text()).cipher, TLS12_DHE_CIPHER);
+      const err = await make({ ...dhe, minDHSize: 8192 })(server.url('/')).then(() => null, (e) => e);
+      assert.ok(err, 'the request must fail');
+      assert.equal(err.cause?.code, 'ERR_TLS_DH_PARAM_SIZE', String(err.cause ?? err));
+    });
+  }
 });

@@ -7,34 +7,92 @@
 // client's private key this way). We name an https pool by its readable
 // origin, `host:port:localAddress`, plus a short stable digest of the options
 // that make one TLS connection different from another.
+//
+// Which options those are is not a list kept here by hand: it is asked of the
+// running Node's own https getName (nodeKeys below), so that whatever a Node
+// version keys its pools by, a later one included, keeps our pools apart too.
+// To it we add the options of tls.connect that change what a client accepts,
+// which some Node versions do not key by (Node 26 and 18 leave out
+// allowPartialTrustChain, minDHSize, requestOCSP, pskCallback, session...).
 const http = require('node:http');
+const https = require('node:https');
 const tls = require('node:tls');
 const { createHash } = require('node:crypto');
+const { TLS_ACCEPTANCE_OPTIONS } = require('../options/tls_options');
 
 const httpGetName = http.Agent.prototype.getName;
 
-// Requests that differ in any of these never share a socket or a TLS session.
-// Node's list, plus `passphrase` (Node counts it only with pfx),
-// `checkServerIdentity` and `secureContext` (Node ignores both).
-const IDENTITY_OPTIONS = [
-  'ca', 'cert', 'clientCertEngine', 'ciphers', 'key', 'pfx', 'passphrase',
-  'rejectUnauthorized', 'minVersion', 'maxVersion', 'secureProtocol', 'crl',
-  'honorCipherOrder', 'ecdhCurve', 'dhparam', 'secureOptions', 'sessionIdContext',
-  'sigalgs', 'privateKeyIdentifier', 'privateKeyEngine', 'checkServerIdentity',
-  'secureContext',
-];
+// The options the origin part (core's http getName) already holds, and the
+// server name, which is keyed only where it differs from the host.
+const ORIGIN_OPTIONS = new Set(['host', 'port', 'localAddress', 'family', 'socketPath', 'servername']);
+
+/**
+ * The option keys (names and Symbols) a getName function reads, found by
+ * calling it on an object that records every read: first with every option
+ * absent, then with every key seen set, which shows the keys read only
+ * beside another (Node reads `passphrase` only with `key` or `pfx`).
+ */
+function keysRead(getName) {
+  const seen = new Set();
+  const recorder = (valueOf) => new Proxy(Object.create(null), {
+    get(_target, key) {
+      seen.add(key);
+      return valueOf(key);
+    },
+  });
+  const call = (valueOf) => {
+    try {
+      getName.call(https.globalAgent, recorder(valueOf));
+    } catch {
+      // A value of the probe's that a future Node refuses: the keys read so far still count.
+    }
+  };
+  call(() => undefined);
+  const first = new Set(seen);
+  call((key) => (first.has(key) && !ORIGIN_OPTIONS.has(key) ? 'probe' : undefined));
+  return seen;
+}
+
+/** Every key an https pool is kept apart by, on the running Node. */
+function identityKeys(getName = https.Agent.prototype.getName) {
+  const keys = [...TLS_ACCEPTANCE_OPTIONS];
+  for (const key of keysRead(getName)) {
+    if (!ORIGIN_OPTIONS.has(key) && !keys.includes(key)) keys.push(key);
+  }
+  return keys;
+}
+
+// Read once, when this module loads: Node's getName reads the same keys for
+// the life of the process. Symbols among them are Node's own (Node 22+ marks
+// a request with a check of its own by a per-request number).
+const IDENTITY_OPTIONS = identityKeys();
 const CHECK_SERVER_IDENTITY = IDENTITY_OPTIONS.indexOf('checkServerIdentity');
 
-const hash = (text) => createHash('sha256').update(text).digest('hex').slice(0, 16);
+// How many values were hashed, for the test that shows a request's name
+// hashes nothing it hashed before.
+let hashed = 0;
+const hash = (text) => {
+  hashed++;
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+};
 
-// Fingerprints of option values. Strings are cached by value (bounded), objects
-// and functions by identity, so that a request's name costs a few map lookups
-// rather than hashing certificates each time.
+// Fingerprints of option values, each tagged with its kind so that no two
+// kinds can meet (a number and a string's hash, say). Strings are cached by
+// value (bounded), Buffers, functions and other objects by identity, so that
+// a request's name costs a few map lookups rather than hashing certificates
+// each time. A Buffer changed in place after its first request keeps its
+// first fingerprint: give a changed certificate a new Buffer.
+//
+// A string and a Buffer of the same bytes get the same fingerprint, where
+// Node's keys tell them apart: tls.connect reads both as the same PEM or
+// DER bytes, so sharing a pool between them is safe. So is sharing between
+// `null` and an option left out (the value is skipped): tls.connect treats
+// a null option as not given.
 const stringPrints = new Map();
 const objectPrints = new WeakMap();
 const digests = new Map();
 const CACHE_LIMIT = 1024;
-let nextFunctionId = 0;
+let nextObjectId = 0;
 
 function remember(map, key, value) {
   if (map.size >= CACHE_LIMIT) map.clear();
@@ -45,35 +103,50 @@ function remember(map, key, value) {
 function fingerprint(value) {
   switch (typeof value) {
     case 'string':
-      return stringPrints.get(value) ?? remember(stringPrints, value, hash(value));
+      return stringPrints.get(value) ?? remember(stringPrints, value, `s${hash(value)}`);
     case 'number':
+      return `n${value}`;
     case 'boolean':
-      return `${value}`;
-    case 'function': {
-      let print = objectPrints.get(value);
-      if (print === undefined) objectPrints.set(value, print = `fn${++nextFunctionId}`);
-      return print;
-    }
-    case 'object': {
-      let print = objectPrints.get(value);
-      if (print === undefined) objectPrints.set(value, print = objectFingerprint(value));
-      return print;
-    }
+      return value ? 'T' : 'F';
+    case 'function':
+      return objectPrints.get(value) ?? identityPrint(value);
+    case 'object':
+      // Arrays and plain objects are read again on every request (a caller
+      // may change one in place); their elements are cached as above.
+      if (Array.isArray(value)) return `a[${value.map(fingerprint).join(',')}]`;
+      if (isPlain(value)) {
+        // e.g. key or pfx entries: { pem, passphrase } or { buf, passphrase }
+        return `p{${Object.keys(value).sort().map((key) => `${key}=${fingerprint(value[key])}`).join(',')}}`;
+      }
+      return objectPrints.get(value) ?? objectPrint(value);
     default:
-      return `${typeof value}:${String(value)}`;
+      // Symbols and bigints: a symbol by identity, through its description
+      // and a number of its own.
+      return typeof value === 'symbol' ? symbolPrint(value) : `${typeof value}:${String(value)}`;
   }
 }
 
-function objectFingerprint(value) {
-  if (ArrayBuffer.isView(value)) return hash(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-  if (Array.isArray(value)) return hash(value.map(fingerprint).join(','));
+function isPlain(value) {
   const proto = Object.getPrototypeOf(value);
-  if (proto === Object.prototype || proto === null) {
-    // e.g. pfx entries: { buf, passphrase }
-    return hash(Object.keys(value).sort().map((key) => `${key}=${fingerprint(value[key])}`).join(','));
-  }
-  // Anything else (a SecureContext) is its own identity.
-  return `obj${++nextFunctionId}`;
+  return proto === Object.prototype || proto === null;
+}
+
+function identityPrint(value) {
+  const print = `o${++nextObjectId}`;
+  objectPrints.set(value, print);
+  return print;
+}
+
+function objectPrint(value) {
+  if (!ArrayBuffer.isView(value)) return identityPrint(value); // a SecureContext, a KeyObject
+  const print = `s${hash(Buffer.from(value.buffer, value.byteOffset, value.byteLength))}`;
+  objectPrints.set(value, print);
+  return print;
+}
+
+const symbolPrints = new Map();
+function symbolPrint(value) {
+  return symbolPrints.get(value) ?? remember(symbolPrints, value, `y${++nextObjectId}`);
 }
 
 /** The pool name for an https request: origin plus TLS digest, no secrets. */
@@ -98,4 +171,4 @@ function tlsSafeName(agent, options) {
   return `${origin}:${digest}`;
 }
 
-module.exports = { tlsSafeName };
+module.exports = { tlsSafeName, identityKeys, hashCount: () => hashed };

@@ -18,6 +18,7 @@ const { SocketState, listen } = require('./socket_state');
 const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue } = require('./exchange');
 // Every module of the agent this transport uses, in one place.
 const { normalizeOptions } = require('../options/normalize');
+const { TLS_ACCEPTANCE_OPTIONS } = require('../options/tls_options');
 const { OriginTable } = require('../observe/stats');
 const { ServerLimits } = require('../policy/server_limits');
 const { judgeFailure } = require('../policy/stale_judgement');
@@ -33,12 +34,13 @@ const { QueueFullError, UnsupportedRequestError } = require('../errors');
 // keepAliveMaxTimeout: the longest a server's hint may keep a socket.
 const NO_LIMIT_MS = 2 ** 31 - 1;
 
-// The agent's options tls.connect takes, as https.Agent passes them on.
-const TLS_OPTIONS = Object.freeze([
-  'ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'ciphers', 'ecdhCurve', 'crl', 'sigalgs',
-  'minVersion', 'maxVersion', 'secureOptions', 'secureProtocol', 'honorCipherOrder', 'dhparam', 'sessionIdContext',
-  'privateKeyEngine', 'privateKeyIdentifier', 'checkServerIdentity', 'clientCertEngine', 'family', 'hints',
-]);
+// The agent's options tls.connect takes, as https.Agent passes them on: every
+// option that changes what the client accepts, so that none is dropped. The
+// transport takes them per dispatcher, never per request (undici's dispatch
+// options carry none), so one origin's connections all share them: the pools
+// that the agent must keep apart by name cannot meet here.
+// ALPNProtocols is the transport's own: undici speaks http/1.1 on these sockets.
+const TLS_OPTIONS = Object.freeze([...TLS_ACCEPTANCE_OPTIONS.filter((key) => key !== 'ALPNProtocols'), 'family', 'hints']);
 
 // The no-socket event's outcome per getStats() counter, as the agent names them.
 const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue' });
