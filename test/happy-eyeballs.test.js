@@ -8,6 +8,7 @@
 // steady-agent/undici, over http and https, with the dns option and with a
 // lookup of the caller's (called with all: true).
 const assert = require('node:assert/strict');
+const asyncHooks = require('node:async_hooks');
 const fc = require('fast-check');
 const { HttpAgent, HttpsAgent } = require('..');
 const { createFetch } = require('steady-agent/fetch');
@@ -194,6 +195,29 @@ describe('Happy Eyeballs', () => {
       assert.ok(err instanceof ConnectTimeoutError);
       assert.deepEqual(attempts.messages, []);
       assert.equal(Object.values(agent.getStats().origins)[0].connectAttempts.ipv4, 0);
+    });
+
+    // Timers created from the request to its response, counted by
+    // async_hooks: a raced connection against one to an IP literal.
+    it('a new connection whose first attempt wins costs at most one timer more than one to an IP literal', async () => {
+      const host = keep(await startHost('http:', { '127.0.0.2': 'serve', '127.0.0.3': 'serve' }));
+      const twoAddresses = (hostname, options, callback) => callback(null, [{ address: '127.0.0.2', family: 4 }, { address: '127.0.0.3', family: 4 }]);
+      const timersDuring = async (url) => {
+        const agent = agentOf(HttpAgent, { autoSelectFamily: true, lookup: twoAddresses });
+        let created = 0;
+        const hook = asyncHooks.createHook({ init(id, type) { if (type === 'Timeout') created++; } }).enable();
+        try {
+          assert.equal((await request(url, { agent })).body, 'ok 127.0.0.2');
+        } finally {
+          hook.disable();
+        }
+        return created;
+      };
+      const literal = await timersDuring(`http://127.0.0.2:${host.port}/`);
+      const raced = await timersDuring(host.url('/'));
+      assert.equal(attempts.of('won').length, 1);
+      assert.equal(attempts.of('started').length, 1, 'the first attempt won before the delay');
+      assert.ok(raced <= literal + 1, `${raced} timers raced, ${literal} to the IP literal`);
     });
 
     it('an IP literal is never raced', async () => {
