@@ -264,6 +264,26 @@ describe('Happy Eyeballs', () => {
       await waitFor(() => handles().sockets <= before.sockets && handles().timers <= before.timers);
     });
 
+    it('steady-agent/otel observing an agent during a race counts the winner once it is a socket', async () => {
+      const { observeAgent } = require('steady-agent/otel');
+      const { inMemoryMetrics } = require('./support/otel');
+      const otel = inMemoryMetrics();
+      keep({ close: () => otel.shutdown() });
+      const host = keep(await startHost('http:', { '127.0.0.2': 'drop', '127.0.0.3': 'serve' }));
+      const agent = agentOf(HttpAgent, { autoSelectFamily: true, lookup: host.lookup });
+      const pending = request(host.url('/'), { agent });
+      await waitFor(() => attempts.of('started').length === 1);
+      const stop = observeAgent(agent, { meterProvider: otel.meterProvider });
+      try {
+        assert.equal((await pending).body, 'ok 127.0.0.3');
+        const found = await otel.collect();
+        const open = found['http.client.open_connections'].points;
+        assert.deepEqual(open.map((point) => point.value).sort(), [0, 1]);
+      } finally {
+        stop();
+      }
+    });
+
     it('a lookup that fails fails the request with its error, once', async () => {
       const agent = agentOf(HttpAgent, { autoSelectFamily: true, lookup: (hostname, options, callback) => callback(Object.assign(new Error('no'), { code: 'ENOTFOUND' })) });
       const err = await requestError(request('http://nowhere.test/', { agent }));

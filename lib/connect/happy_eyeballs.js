@@ -176,7 +176,15 @@ class Race {
   }
 
   #begin(addresses) {
-    const list = interleave(Array.isArray(addresses) ? addresses.filter((entry) => net.isIP(entry?.address ?? '') !== 0) : []);
+    // The family from the address itself: a lookup of the caller's may say 'IPv4'.
+    const usable = [];
+    if (Array.isArray(addresses)) {
+      for (const entry of addresses) {
+        const family = net.isIP(entry?.address ?? '');
+        if (family !== 0) usable.push({ address: entry.address, family });
+      }
+    }
+    const list = interleave(usable);
     if (list.length === 0) {
       this.#finish('failed', new DnsNotFoundError(this.#host), null);
       return;
