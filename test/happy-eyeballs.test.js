@@ -250,6 +250,19 @@ describe('Happy Eyeballs', () => {
       assert.equal(agent.createSocketCount, 1);
     });
 
+    // agentkeepalive's own tests read the counters right after http.get().
+    it('a race counts in createSocketCount and agent.sockets from its start, once', async () => {
+      const host = keep(await startHost('http:', { '127.0.0.2': 'refuse', '127.0.0.3': 'serve' }));
+      const agent = agentOf(HttpAgent, { autoSelectFamily: true, lookup: host.lookup });
+      const pending = request(host.url('/'), { agent });
+      const status = agent.getCurrentStatus();
+      assert.equal(status.createSocketCount, 1);
+      assert.deepEqual(Object.values(status.sockets), [1]);
+      await pending;
+      assert.equal(agent.createSocketCount, 1);
+      assert.equal(agent.closeSocketCount, 0);
+    });
+
     it('destroy() during the race ends it: the request fails with ERR_AGENT_DESTROYED and no socket is left', async () => {
       const host = keep(await startHost('http:', { '127.0.0.2': 'drop', '127.0.0.3': 'drop' }));
       const before = handles();
@@ -261,6 +274,7 @@ describe('Happy Eyeballs', () => {
       assert.ok(err instanceof AgentDestroyedError, err.stack);
       assert.deepEqual(attempts.of('lost').map((m) => m.why), ['destroyed', 'destroyed']);
       assert.equal(agent.createSocketErrorCount, 0);
+      assert.equal(agent.closeSocketCount, agent.createSocketCount);
       await waitFor(() => handles().sockets <= before.sockets && handles().timers <= before.timers);
     });
 

@@ -154,7 +154,7 @@ class SocketLifecycle {
 
   /** Core's createSocket begins: what its callback and createConnection share. */
   creating(options) {
-    return { options, made: this.#shutdown.creatingOne() }; // close() waits for it
+    return { options, made: this.#shutdown.creatingOne(), raced: false }; // close() waits for it
   }
 
   /** Core's createSocket called back: `socket` is the one that serves the request. */
@@ -178,6 +178,7 @@ class SocketLifecycle {
     // socket comes through core's callback.
     if (creation !== null && typeof args[1] === 'function' && races(args[0]) && !this.#proxy?.proxies(args[0])) {
       creation.options = args[0];
+      creation.raced = true; // counted as a socket from now on
       return raceConnection(this.#agent, args[0], args[1], {
         connectTls: this.#agent.protocol === 'https:' ? connect : null,
         setup: this.#setup,

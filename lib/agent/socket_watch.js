@@ -64,6 +64,8 @@ class SocketWatch {
   #dns;
   // The socket core's createSocket set up, while INIT_SOCKET takes it on.
   #fromCore = null;
+  // That socket won a Happy Eyeballs race, counted when the race began.
+  #raced = false;
 
   constructor(agent, events, learning, expiry, shutdown, dns) {
     this.#agent = agent;
@@ -82,6 +84,7 @@ class SocketWatch {
       if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
     } else {
       this.#fromCore = socket; // if INIT_SOCKET throws, never the next socket
+      this.#raced = creation.raced === true;
       this.#agent[INIT_SOCKET](socket, creation.options);
       this.#fromCore = null;
     }
@@ -102,7 +105,7 @@ class SocketWatch {
     socket.setNoDelay(true);
     this.#shutdown.opened();
     if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
-    this.#events.socketCreated(socket, state);
+    this.#events.socketCreated(socket, state, this.#raced && this.#fromCore === socket);
     watch(socket, state, LISTENERS, this.#fromCore === socket);
     if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
   }

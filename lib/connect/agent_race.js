@@ -57,6 +57,7 @@ function raceConnection(agent, options, oncreate, { connectTls, setup, report })
   // race holds the place of the socket to come (agent.destroy() ends it
   // there, with destroy()).
   holdPlace(agent, pool, race);
+  report.began();
   watch = setup.watchRace(race);
   race.start();
   return undefined;

@@ -87,9 +87,12 @@ class PoolEvents {
     return this.#use(pool, options);
   }
 
-  /** The agent took on a new socket (its state is attached). */
-  socketCreated(socket, state) {
-    this.#agent.createSocketCount++;
+  /**
+   * The agent took on a new socket (its state is attached). `counted`: it
+   * was counted in createSocketCount as its race began (raceReport).
+   */
+  socketCreated(socket, state, counted = false) {
+    if (!counted) this.#agent.createSocketCount++;
     const entry = state.entry;
     entry.socketsCreated++;
     if (channels.create.hasSubscribers) this.#publish(channels.create, {}, entry, socket);
@@ -106,12 +109,12 @@ class PoolEvents {
       publish: (channel, message) => this.#publish(channel, message, entry),
       settle: () => this.#origins.settle(entry),
       // agentkeepalive's counts of sockets made and closed: core's path
-      // makes one for every connection, even one whose lookup fails, and it
-      // closes; a race that failed counts as that one.
-      failed: () => {
-        this.#agent.createSocketCount++;
-        this.#agent.closeSocketCount++;
-      },
+      // counts a socket as createConnection returns it, before it connects
+      // (code written for agentkeepalive reads createSocketCount right
+      // after http.request()), even one whose lookup then fails; a race
+      // counts as that socket from its start, and as closed if it fails.
+      began: () => { this.#agent.createSocketCount++; },
+      failed: () => { this.#agent.closeSocketCount++; },
     };
   }
 
