@@ -263,6 +263,43 @@ describe('Happy Eyeballs', () => {
       assert.equal(agent.closeSocketCount, 0);
     });
 
+    it('a request aborted during the race: its connection ends, it hears socket hang up, and nothing is pooled', async () => {
+      const host = keep(await startHost('http:', { '127.0.0.2': 'drop', '127.0.0.3': 'serve' }));
+      const agent = agentOf(HttpAgent, { autoSelectFamily: true, lookup: host.lookup });
+      const http = require('node:http');
+      const req = http.get(host.url('/'), { agent }, () => assert.fail('no response is expected'));
+      const failed = new Promise((resolve) => req.on('error', resolve));
+      await waitFor(() => attempts.of('started').length === 1);
+      req.destroy();
+      const err = await failed;
+      assert.equal(err.code, 'ECONNRESET');
+      assert.deepEqual(Object.keys(agent.sockets), []);
+      assert.deepEqual(Object.keys(agent.freeSockets), []);
+      const [won] = attempts.of('won');
+      assert.equal(won.socket.destroyed, true);
+      assert.equal(agent.createSocketErrorCount, 0);
+      assert.equal(agent.closeSocketCount, agent.createSocketCount);
+    });
+
+    it('a createConnection put on Node\'s agent class by someone else sees every connection: nothing is raced', async () => {
+      const http = require('node:http');
+      const host = keep(await startHost('http:', { '127.0.0.2': 'refuse', '127.0.0.3': 'serve' }));
+      const original = http.Agent.prototype.createConnection;
+      const seen = [];
+      http.Agent.prototype.createConnection = function wrapped(options, callback) {
+        seen.push(options.host);
+        return original.call(this, options, callback);
+      };
+      try {
+        const agent = agentOf(HttpAgent, { autoSelectFamily: true, lookup: host.lookup });
+        assert.equal((await request(host.url('/'), { agent })).body, 'ok 127.0.0.3');
+      } finally {
+        http.Agent.prototype.createConnection = original;
+      }
+      assert.deepEqual(seen, [HOST]);
+      assert.deepEqual(attempts.messages, []);
+    });
+
     it('destroy() during the race ends it: the request fails with ERR_AGENT_DESTROYED and no socket is left', async () => {
       const host = keep(await startHost('http:', { '127.0.0.2': 'drop', '127.0.0.3': 'drop' }));
       const before = handles();

@@ -30,7 +30,7 @@ const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { QueueBounds } = require('./queue_bounds');
 const { ConnectionSetup, keepProbesOff } = require('../connect/connection_setup');
 const { races } = require('../connect/happy_eyeballs');
-const { raceConnection } = require('../connect/agent_race');
+const { raceConnection, coreConnectReplaced } = require('../connect/agent_race');
 const { placeFor, othersWaiting } = require('../policy/total_limit');
 const { Shutdown } = require('./shutdown');
 const { INIT_SOCKET, SOCKET_NAME } = require('../constants');
@@ -152,9 +152,9 @@ class SocketLifecycle {
 
   // ---- created ---------------------------------------------------------------
 
-  /** Core's createSocket begins: what its callback and createConnection share. */
-  creating(options) {
-    return { options, made: this.#shutdown.creatingOne(), raced: false }; // close() waits for it
+  /** Core's createSocket begins for `req`: what its callback and createConnection share. */
+  creating(options, req) {
+    return { options, made: this.#shutdown.creatingOne(), raced: false, req }; // close() waits for it
   }
 
   /** Core's createSocket called back: `socket` is the one that serves the request. */
@@ -176,10 +176,11 @@ class SocketLifecycle {
     if (creation !== null && this.#dns !== null) this.#dns.connecting(args[0], this.#proxy);
     // Happy Eyeballs: a host name's addresses raced (lib/connect); the
     // socket comes through core's callback.
-    if (creation !== null && typeof args[1] === 'function' && races(args[0]) && !this.#proxy?.proxies(args[0])) {
+    if (creation !== null && typeof args[1] === 'function' && races(args[0]) && !this.#proxy?.proxies(args[0])
+      && !coreConnectReplaced(this.#agent.protocol)) {
       creation.options = args[0];
       creation.raced = true; // counted as a socket from now on
-      return raceConnection(this.#agent, args[0], args[1], {
+      return raceConnection(this.#agent, args[0], args[1], creation.req, {
         connectTls: this.#agent.protocol === 'https:' ? connect : null,
         setup: this.#setup,
         report: this.#events.raceReport(agentKeyOf(args[0]), args[0]),

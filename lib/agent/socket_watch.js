@@ -78,10 +78,11 @@ class SocketWatch {
 
   /** Core's createSocket called back: `socket` is the one that serves the request. */
   created(err, socket, creation) {
-    // A failure before there was a socket of ours (a proxy tunnel);
-    // destroy() ending a tunnel under way is not one.
+    // A failure before there was a socket of ours (a proxy tunnel, a
+    // Happy Eyeballs race); destroy() ending one under way is not one, nor
+    // is the end of one whose request was aborted.
     if (err) {
-      if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
+      if (!(err instanceof AgentDestroyedError) && creation.req?.destroyed !== true) this.#events.socketCreateFailed();
     } else {
       this.#fromCore = socket; // if INIT_SOCKET throws, never the next socket
       this.#raced = creation.raced === true;

@@ -4,20 +4,37 @@
 // connection is made through core's createSocket callback, the way a proxy
 // tunnel is (lib/proxy), since the socket that will serve the request is
 // known only once the race is won.
+const http = require('node:http');
+const https = require('node:https');
+const net = require('node:net');
 const { Race } = require('./happy_eyeballs');
 const { agentKeyOf } = require('../core/private_fields');
 const { holdPlace, releasePlace, unqueueDestroyed } = require('../core/agent_maps');
 
+// Node's own createConnection of each agent class, as this module found it.
+const CORE_CONNECT = Object.freeze({ 'http:': net.createConnection, 'https:': https.Agent.prototype.createConnection });
+
+/**
+ * Whether Node's agent class has another createConnection than its own (an
+ * instrumentation's wrapper, a test's mock): it then sees every connection,
+ * as before, and none is raced.
+ */
+function coreConnectReplaced(protocol) {
+  const Base = protocol === 'https:' ? https.Agent : http.Agent;
+  return Base.prototype.createConnection !== CORE_CONNECT[protocol];
+}
+
 /**
  * createConnection for a raced connection. `options`: core's per-socket copy
- * of the options; `oncreate`: core's createSocket callback, called once with
+ * of the options; `req`: the request core's createSocket began it for;
+ * `oncreate`: core's createSocket callback, called once with
  * the winner (http), the TLS socket over it (https: `connectTls`, core's
  * https createConnection, for its session cache), or the error that ended
  * the race. `setup`: the agent's ConnectionSetup; `report`: the origin's
  * (PoolEvents.raceReport). Returns undefined, as core expects of an
  * asynchronous createConnection.
  */
-function raceConnection(agent, options, oncreate, { connectTls, setup, report }) {
+function raceConnection(agent, options, oncreate, req, { connectTls, setup, report }) {
   const pool = agentKeyOf(options);
   let watch = null;
   const fail = (race, err) => {
@@ -30,6 +47,15 @@ function raceConnection(agent, options, oncreate, { connectTls, setup, report })
     releasePlace(agent, pool, race);
     if (err) {
       fail(race, err);
+      return;
+    }
+    // The request was aborted during the race: its connection ends, and
+    // the request hears 'socket hang up', as when it is aborted on core's
+    // path while its socket connects; a request queued behind it gets a
+    // connection of its own.
+    if (req?.destroyed) {
+      socket.destroy();
+      fail(race, Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
       return;
     }
     setup.probe(socket);
@@ -78,4 +104,4 @@ function serveQueue(agent, race, options) {
   agent.removeSocket(race, options);
 }
 
-module.exports = { raceConnection };
+module.exports = { raceConnection, coreConnectReplaced };
