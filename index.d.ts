@@ -238,6 +238,18 @@ declare namespace HttpAgent {
   }
 
   /**
+   * A Happy Eyeballs race given up because `agent.destroy()` ended it or its
+   * request was aborted: what Node's agent gives when it destroys a
+   * connecting socket.
+   */
+  interface SocketHangUpError extends Error {
+    name: 'SocketHangUpError';
+    message: 'socket hang up';
+    code: 'ECONNRESET';
+    reason: 'destroyed' | 'aborted';
+  }
+
+  /**
    * The error of a new socket not ready within `connectTimeout` (or whose
    * every address the system gave up on, with autoSelectFamily).
    */

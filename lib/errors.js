@@ -109,6 +109,21 @@ class ConnectAttemptsError extends AggregateError {
   }
 }
 
+/**
+ * A connection still being made (a Happy Eyeballs race) was given up:
+ * agent.destroy() ended it (`reason` 'destroyed'), or its request was
+ * aborted ('aborted'). The request hears what it hears on core's path when
+ * its connecting socket is destroyed: 'socket hang up', ECONNRESET.
+ */
+class SocketHangUpError extends Error {
+  constructor(reason) {
+    super('socket hang up');
+    this.name = 'SocketHangUpError';
+    this.code = 'ECONNRESET';
+    this.reason = reason;
+  }
+}
+
 /** An option has the wrong type, or a duration string that cannot be parsed. */
 class InvalidOptionTypeError extends TypeError {
   constructor(option, expected, value) {
@@ -245,6 +260,7 @@ module.exports = {
   QueueTimeoutError,
   ConnectTimeoutError,
   ConnectAttemptsError,
+  SocketHangUpError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   InvalidProxyOptionError,

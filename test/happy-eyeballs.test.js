@@ -13,7 +13,7 @@ const fc = require('fast-check');
 const { HttpAgent, HttpsAgent } = require('..');
 const { createFetch } = require('steady-agent/fetch');
 const { createDispatcher } = require('steady-agent/undici');
-const { ConnectAttemptsError, ConnectTimeoutError, AgentDestroyedError } = require('../lib/errors');
+const { ConnectAttemptsError, ConnectTimeoutError, SocketHangUpError } = require('../lib/errors');
 const { interleave, next, attemptDelay } = require('../lib/connect/attempt_order');
 const { PROTOCOLS } = require('./support/agents');
 const { closeAfterEach } = require('./support/cleanup');
@@ -272,7 +272,8 @@ describe('Happy Eyeballs', () => {
       await waitFor(() => attempts.of('started').length === 1);
       req.destroy();
       const err = await failed;
-      assert.equal(err.code, 'ECONNRESET');
+      assert.ok(err instanceof SocketHangUpError, err.stack);
+      assert.equal(err.reason, 'aborted');
       assert.deepEqual(Object.keys(agent.sockets), []);
       assert.deepEqual(Object.keys(agent.freeSockets), []);
       const [won] = attempts.of('won');
@@ -300,7 +301,7 @@ describe('Happy Eyeballs', () => {
       assert.deepEqual(attempts.messages, []);
     });
 
-    it('destroy() during the race ends it: the request fails with ERR_AGENT_DESTROYED and no socket is left', async () => {
+    it('destroy() during the race ends it: the request hears socket hang up, as on core\'s path, and no socket is left', async () => {
       const host = keep(await startHost('http:', { '127.0.0.2': 'drop', '127.0.0.3': 'drop' }));
       const before = handles();
       const agent = agentOf(HttpAgent, { autoSelectFamily: true, lookup: host.lookup });
@@ -308,7 +309,10 @@ describe('Happy Eyeballs', () => {
       await waitFor(() => attempts.of('started').length === 2);
       agent.destroy();
       const err = await pending;
-      assert.ok(err instanceof AgentDestroyedError, err.stack);
+      assert.ok(err instanceof SocketHangUpError, err.stack);
+      assert.equal(err.message, 'socket hang up');
+      assert.equal(err.code, 'ECONNRESET');
+      assert.equal(err.reason, 'destroyed');
       assert.deepEqual(attempts.of('lost').map((m) => m.why), ['destroyed', 'destroyed']);
       assert.equal(agent.createSocketErrorCount, 0);
       assert.equal(agent.closeSocketCount, agent.createSocketCount);

@@ -12,7 +12,7 @@ const { exposeSocketProperties } = require('./socket_name');
 const {
   watch, unwatch, upgradeCall, coreFree, coreClose, coreTimeout, coreRemove, erroredWhileFree,
 } = require('../core/socket_listeners');
-const { SocketTimeoutError, AgentDestroyedError } = require('../errors');
+const { SocketTimeoutError, AgentDestroyedError, SocketHangUpError } = require('../errors');
 const { CLOSE_REASONS, closeReason } = require('../policy/close_reasons');
 const { countIn } = require('../core/agent_maps');
 const { markFailure } = require('./stale_marks');
@@ -80,9 +80,9 @@ class SocketWatch {
   created(err, socket, creation) {
     // A failure before there was a socket of ours (a proxy tunnel, a
     // Happy Eyeballs race); destroy() ending one under way is not one, nor
-    // is the end of one whose request was aborted.
+    // is the end of one whose request was aborted (SocketHangUpError).
     if (err) {
-      if (!(err instanceof AgentDestroyedError) && creation.req?.destroyed !== true) this.#events.socketCreateFailed();
+      if (!(err instanceof AgentDestroyedError) && !(err instanceof SocketHangUpError)) this.#events.socketCreateFailed();
     } else {
       this.#fromCore = socket; // if INIT_SOCKET throws, never the next socket
       this.#raced = creation.raced === true;

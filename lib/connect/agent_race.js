@@ -10,6 +10,7 @@ const net = require('node:net');
 const { Race } = require('./happy_eyeballs');
 const { agentKeyOf } = require('../core/private_fields');
 const { holdPlace, releasePlace, unqueueDestroyed } = require('../core/agent_maps');
+const { AgentDestroyedError, SocketHangUpError } = require('../errors');
 
 // Node's own createConnection of each agent class, as this module found it.
 const CORE_CONNECT = Object.freeze({ 'http:': net.createConnection, 'https:': https.Agent.prototype.createConnection });
@@ -46,7 +47,9 @@ function raceConnection(agent, options, oncreate, req, { connectTls, setup, repo
   const race = new Race(options, report, (err, socket) => {
     releasePlace(agent, pool, race);
     if (err) {
-      fail(race, err);
+      // agent.destroy() ended the race: the request hears what it hears
+      // when destroy() ends a connecting socket on core's path.
+      fail(race, err instanceof AgentDestroyedError ? new SocketHangUpError('destroyed') : err);
       return;
     }
     // The request was aborted during the race: its connection ends, and
@@ -55,7 +58,7 @@ function raceConnection(agent, options, oncreate, req, { connectTls, setup, repo
     // connection of its own.
     if (req?.destroyed) {
       socket.destroy();
-      fail(race, Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+      fail(race, new SocketHangUpError('aborted'));
       return;
     }
     setup.probe(socket);
