@@ -6,14 +6,15 @@
 // known only once the race is won.
 const http = require('node:http');
 const https = require('node:https');
-const net = require('node:net');
 const { Race } = require('./happy_eyeballs');
 const { agentKeyOf } = require('../core/private_fields');
 const { holdPlace, releasePlace, unqueueDestroyed } = require('../core/agent_maps');
 const { AgentDestroyedError, SocketHangUpError } = require('../errors');
 
-// Node's own createConnection of each agent class, as this module found it.
-const CORE_CONNECT = Object.freeze({ 'http:': net.createConnection, 'https:': https.Agent.prototype.createConnection });
+// Node's own createConnection of each agent class, as this module found it
+// (net.createConnection itself up to Node 24; a function of _http_agent's on
+// Node 26).
+const CORE_CONNECT = Object.freeze({ 'http:': http.Agent.prototype.createConnection, 'https:': https.Agent.prototype.createConnection });
 
 /**
  * Whether Node's agent class has another createConnection than its own (an
