@@ -369,9 +369,20 @@ declare namespace HttpAgent {
     dns?: Record<string, DnsHostStats>;
   }
 
+  /**
+   * What published an event: an agent, or the dispatcher of
+   * `steady-agent/fetch` (`fetch.dispatcher`) or `steady-agent/undici`.
+   */
+  type EventPublisher = HttpAgent | HttpsAgent | { getStats(): AgentStats };
+  /** A request of `steady-agent/fetch` or `steady-agent/undici`: the options undici's dispatcher was given. */
+  interface DispatchRequest {
+    origin?: string | URL;
+    path: string;
+    method: string;
+  }
   /** Fields of every message on the agent's `diagnostics_channel` channels. */
   interface ChannelMessage {
-    agent: HttpAgent | HttpsAgent;
+    agent: EventPublisher;
     /** The pool name, as in `getCurrentStatus()`. */
     origin: string;
     host: string;
@@ -412,7 +423,8 @@ declare namespace HttpAgent {
   }
   /** `steady-agent:request:queued` */
   interface RequestQueuedMessage extends ChannelMessage {
-    request: http.ClientRequest;
+    /** The agent's request; for fetch and undici, the dispatch options. */
+    request: http.ClientRequest | DispatchRequest;
   }
   /** `steady-agent:request:dequeued` */
   interface RequestDequeuedMessage extends RequestQueuedMessage {
@@ -425,6 +437,19 @@ declare namespace HttpAgent {
     outcome: 'queue-full' | 'agent-closed' | 'queue-timeout' | 'left-queue';
     /** Its wait in the queue; 0 for the two refused at once. */
     waitedMs: number;
+  }
+  /**
+   * `steady-agent:request:resend`: `steady-agent/fetch` or `steady-agent/undici`
+   * sends a request once more after it met a connection the server had
+   * closed while idle (the agent itself never resends).
+   */
+  interface RequestResendMessage extends ChannelMessage {
+    method: string;
+    path: string;
+    /** The failure of the first attempt, marked as the agent marks its errors. */
+    error: Error;
+    /** The socket the first attempt failed on, where the dispatcher knows it. */
+    socket?: net.Socket;
   }
   /** `steady-agent:socket:listeners` */
   interface SocketListenersMessage extends SocketMessage {
@@ -440,7 +465,7 @@ declare namespace HttpAgent {
    * option): one host, whatever pools it has, so no `origin` or `port`.
    */
   interface DnsMessage {
-    agent: HttpAgent | HttpsAgent;
+    agent: EventPublisher;
     host: string;
   }
   interface DnsAddress {
@@ -515,6 +540,7 @@ declare namespace HttpAgent {
     'steady-agent:request:queued': RequestQueuedMessage;
     'steady-agent:request:dequeued': RequestDequeuedMessage;
     'steady-agent:request:no-socket': RequestNoSocketMessage;
+    'steady-agent:request:resend': RequestResendMessage;
     'steady-agent:socket:listeners': SocketListenersMessage;
     'steady-agent:dns:lookup': DnsLookupMessage;
     'steady-agent:dns:change': DnsChangeMessage;

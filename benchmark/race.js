@@ -210,12 +210,18 @@ const SCENARIO = {
     server: { hint: 0, idle: RESTART_LIMIT },
     label: `restart (hintless, ${RESTART_LIMIT} ms limit): 3 connections, all closed by the server ${RESTART_AFTER} ms later, then ${RESTART_REQUESTS} requests ${RESTART_GAP} ms apart`,
     attempts: restartAttempts,
-    async run(candidate, port, server) {
+    async run(candidate, port, server, network) {
       const clients = Array.from({ length: restartAttempts }, () => clientFor(candidate, port));
       try {
         const first = await Promise.all(clients.map((client) => Promise.all([0, 1, 2].map(() => getOnce(client)))));
         await sleep(RESTART_AFTER);
-        await server.call('drain');
+        await network.call('reset');
+        const closed = await server.call('drain');
+        // The closes reach the client `latency` ms later, unless the machine
+        // is busy: then the proxy gets the CPU later than that, and a request
+        // sent meanwhile meets a closed connection whatever the agent (the
+        // race no agent can prevent, which this scenario is not about).
+        await network.call('closesForwarded', closed);
         await sleep(4 * latency);
         const after = await Promise.all(clients.map((client) => sequence(client, Array.from(
           { length: RESTART_REQUESTS }, (_, i) => (i === 0 ? 0 : RESTART_GAP)))));
@@ -235,9 +241,9 @@ const requestsPer = {
 };
 
 /** One run of `candidate` through the scenario: what failed, and what the server counted. */
-async function measure(id, candidate, server, port) {
+async function measure(id, candidate, server, network) {
   await server.call('reset');
-  const results = await SCENARIO[id].run(candidate, port, server);
+  const results = await SCENARIO[id].run(candidate, network.port, server, network);
   const stats = await server.call('reset');
   const failed = results.reduce((sum, errors) => sum + errors.length, 0);
   const worst = results.reduce((max, errors) => Math.max(max, errors.length), 0);
@@ -256,7 +262,7 @@ async function runScenario(id, list) {
   const requests = scenario.attempts * requestsPer[id];
   try {
     for (const candidate of list) {
-      const { failed, worst, stats, codes } = await measure(id, candidate, server, network.port);
+      const { failed, worst, stats, codes } = await measure(id, candidate, server, network);
       rows.push([
         id,
         candidate.label('http'),
@@ -265,7 +271,7 @@ async function runScenario(id, list) {
         `${stats.requests - stats.usedConnections} / ${requests}`,
         count(stats.connections),
         Object.entries(codes).map(([name, n]) => `${name} ×${n}`).join(', ') || '-',
-        candidate.id === 'steady-agent' ? await withRetry(id, server, network.port, raw) : '-',
+        candidate.id === 'steady-agent' ? await withRetry(id, server, network, raw) : '-',
       ]);
       raw[`${id}/${candidate.id}`] = { failed, worst, server: stats, codes };
       console.log(`${id}, ${candidate.label('http')}: ${failed} of ${requests} requests failed, `
@@ -282,12 +288,12 @@ async function runScenario(id, list) {
  * The scenario's attempts again, steady-agent through each client of
  * steady-agent/retry: the cell of the "lost with steady-agent/retry" column.
  */
-async function withRetry(id, server, port, raw) {
+async function withRetry(id, server, network, raw) {
   const requests = SCENARIO[id].attempts * requestsPer[id];
   const cells = [];
   for (const client of Object.keys(RETRY_CLIENTS)) {
     const candidate = retryCandidate(client);
-    const { failed, stats, codes } = await measure(id, candidate, server, port);
+    const { failed, stats, codes } = await measure(id, candidate, server, network);
     raw[`${id}/${candidate.id}`] = { failed, retried: candidate.retried, server: stats, codes };
     console.log(`${id}, ${candidate.label()}: ${failed} of ${requests} requests failed, ${candidate.retried} sent again`);
     cells.push(`${client} ${failed}`);
@@ -431,7 +437,7 @@ async function runDispatcherScenario(id, list) {
   try {
     for (const candidate of list) {
       candidate.ms = [];
-      const { failed, worst, stats, codes } = await measure(id, candidate, server, network.port);
+      const { failed, worst, stats, codes } = await measure(id, candidate, server, network);
       const added = addedLatency(candidate.ms);
       rows.push([
         id, candidate.label(), `${failed} / ${requests}`, count(worst), `${stats.requests - stats.usedConnections} / ${requests}`,

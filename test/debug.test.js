@@ -102,3 +102,77 @@ describe('debug logging', () => {
     assert.ok(!logged(/undefined/), lines.join('\n'));
   });
 });
+
+// The same lines from steady-agent/fetch and createDispatcher, whose sockets
+// are named as the agent names its own.
+describe('debug logging on the fetch and undici transports', () => {
+  const { createFetch } = require('steady-agent/fetch');
+  const { createDispatcher } = require('steady-agent/undici');
+  const { UNDICI_MAJORS } = require('./support/fetch');
+  const newest = UNDICI_MAJORS.filter((entry) => entry.runs).at(-1);
+  const DOORS = [
+    { title: 'steady-agent/fetch', make: () => {
+      const fetch = createFetch();
+      return { get: async (url) => (await fetch(url)).text(), close: () => fetch.close() };
+    } },
+    { title: `createDispatcher (${newest.name})`, make: () => {
+      const undici = newest.load();
+      const dispatcher = createDispatcher(undici);
+      return { get: async (url) => (await undici.request(url, { dispatcher })).body.text(), close: () => dispatcher.close() };
+    } },
+  ];
+  let lines;
+  let originalLog;
+  const handles = [];
+  beforeEach(() => {
+    lines = [];
+    originalLog = createDebug.log;
+    createDebug.log = (...args) => lines.push(format(...args));
+  });
+  afterEach(async () => {
+    createDebug.disable();
+    createDebug.log = originalLog;
+    for (const handle of handles.splice(0)) await handle.close();
+  });
+  const logged = (pattern) => lines.some((line) => pattern.test(line));
+
+  for (const door of DOORS) {
+    it(`${door.title}: creation, free, reuse, a server's idle close it learns from, and the close`, async () => {
+      createDebug.enable('steady-agent');
+      // Closes a connection idle for 300 ms.
+      const server = await createRawServer((socket) => {
+        let timer;
+        onRequests(socket, () => {
+          clearTimeout(timer);
+          socket.write(rawResponse('ok'));
+          timer = setTimeout(() => socket.end(), 300);
+        });
+      });
+      handles.push(server);
+      const client = door.make();
+      handles.unshift(client);
+      await client.get(server.url('/'));
+      // undici takes the socket back a turn after the response.
+      await waitFor(() => logged(/free, closes after/));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await client.get(server.url('/'));
+      await waitFor(() => logged(/closed after 2 requests/));
+      const name = /sock\[1#127\.0\.0\.1:\d+:\]/.source;
+      assert.ok(logged(new RegExp(`steady-agent ${name} created`)), lines.join('\n'));
+      assert.ok(logged(new RegExp(`${name} free, closes after 4000 ms idle`)), lines.join('\n'));
+      assert.ok(logged(new RegExp(`${name} reused for request 2`)), lines.join('\n'));
+      assert.ok(logged(new RegExp(`${name} closed by the server after \\d+ ms idle: learned`)), lines.join('\n'));
+      assert.ok(logged(new RegExp(`${name} closed after 2 requests`)), lines.join('\n'));
+    });
+  }
+
+  it('logs nothing while disabled', async () => {
+    const server = await createHttpServer();
+    handles.push(server);
+    const client = DOORS[0].make();
+    handles.unshift(client);
+    await client.get(server.url());
+    await client.get(server.url());
+    assert.deepEqual(lines, []);
+  });
+});

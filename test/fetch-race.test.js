@@ -20,6 +20,7 @@ const INSTANCES = 4;
 const LANES = 4;
 const REQUESTS = 6;
 const TOTAL = INSTANCES * LANES * REQUESTS;
+const TRIES = 3;
 
 describe(`steady-agent/fetch against the hintless race server (${LIMIT} ms limit, ${LATENCY} ms each way)`, function () {
   this.timeout(60000);
@@ -44,6 +45,16 @@ describe(`steady-agent/fetch against the hintless race server (${LIMIT} ms limit
   });
 
   it(`loses 0 of ${TOTAL} requests over ${INSTANCES} fresh instances, each applied once`, async () => {
+    // A run without a collision would prove nothing; on a busy machine the
+    // lanes can drift off the limit's moment: then the test runs again, at
+    // most TRIES times, and every run must lose nothing.
+    let collisions = 0;
+    for (let run = 1; run <= TRIES && collisions === 0; run++) collisions += await instances(run);
+    assert.ok(collisions > 0, `no request met a closed connection in ${TRIES} runs`);
+  });
+
+  /** One run of every instance: asserts nothing was lost; resolves with the collisions. */
+  async function instances(run) {
     await server.call('reset');
     const url = `http://127.0.0.1:${network.port}/`;
     const failures = [];
@@ -77,9 +88,8 @@ describe(`steady-agent/fetch against the hintless race server (${LIMIT} ms limit
     }));
     const stats = await server.call('reset');
 
-    assert.deepEqual(failures, []);
-    assert.equal(stats.requests, TOTAL, 'requests the server answered: each once');
-    // A run without a collision would prove nothing.
-    assert.ok(collisions > 0, 'no request met a closed connection');
-  });
+    assert.deepEqual(failures, [], `run ${run}`);
+    assert.equal(stats.requests, TOTAL, `run ${run}: requests the server answered: each once`);
+    return collisions;
+  }
 });

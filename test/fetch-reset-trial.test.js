@@ -13,6 +13,7 @@
 // an idle close caps every socket while on trial, so only its lapse brings
 // reuse back.
 const assert = require('node:assert/strict');
+const dc = require('node:diagnostics_channel');
 const http = require('node:http');
 const { createFetch } = require('steady-agent/fetch');
 const { createDispatcher } = require('steady-agent/undici');
@@ -81,14 +82,24 @@ for (const { mode, title, from } of SCENARIOS) describe(`a learned limit lapses:
     assert.ok(after.length <= 2, `${after.length} new connections after it (at requests ${after.join(', ')}), want at most 2`);
   }
 
-  it('steady-agent/fetch', async () => {
+  it('steady-agent/fetch; the lapse says what happened (a trial, no probe)', async () => {
     const fetch = createFetch();
+    const refuted = [];
+    const onLimit = (event) => {
+      if (event.agent === fetch.dispatcher && event.outcome === 'refuted') refuted.push(event.why);
+    };
+    dc.subscribe('steady-agent:server-idle-limit', onLimit);
     try {
       await rhythm(async () => (await fetch(server.url)).text());
     } finally {
+      dc.unsubscribe('steady-agent:server-idle-limit', onLimit);
       await fetch.close();
     }
     assertReuseResumed();
+    // The limit went, by its trial or by a reuse that outlived it, and no
+    // words speak of a probe the transport never kept.
+    assert.ok(refuted.length >= 1, 'the limit was refuted');
+    for (const why of refuted) assert.match(why, /^(no server close or request failure in \d+ ms of trial since a socket reached it|contradicted by a reuse after \d+ ms)$/);
   });
 
   for (const { name, major, node, runs, load } of UNDICI_MAJORS.filter((entry) => entry.major >= 7)) {

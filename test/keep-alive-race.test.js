@@ -17,8 +17,16 @@ const { request, delay, waitFor } = require('./support/request');
 const LANES = 24;
 const ROUNDS = 3;
 const SPREAD = 10; // ms either side of the limit
-const LIMIT = 1000; // the server's idle limit, ms (Keep-Alive: timeout=1)
-const MARGIN = 500; // serverTimeoutMargin
+// The agent measures a socket's idle time from when its process read the
+// response, the server from when it wrote it. On a busy machine this process
+// (the server's too) reads it late, by several hundred ms at times: the
+// margin before the server's limit must cover that, as on any client whose
+// event loop lags.
+const LIMIT = 2000; // the server's idle limit, ms (Keep-Alive: timeout=2)
+const MARGIN = 1000; // serverTimeoutMargin (the default)
+// The unannounced limit, ms: the agent keeps sockets a quarter of a learned
+// limit less, at most serverTimeoutMargin (docs/keep-alive-race.md): 1000 ms.
+const UNANNOUNCED_LIMIT = 4000;
 
 /** One request; resolves with null on success, or with what went wrong. */
 function attempt(url, agent) {
@@ -26,6 +34,11 @@ function attempt(url, agent) {
     (res) => (res.body === 'ok' ? null : `unexpected body ${JSON.stringify(res.body)}`),
     (err) => `${err.code || err.name}: ${err.message}`,
   );
+}
+
+/** Whether a socket of `agent`'s pool has local port `port`. */
+function inPool(agent, port) {
+  return Object.values(agent.freeSockets).some((free) => free.some((socket) => socket.localPort === port));
 }
 
 /**
@@ -49,7 +62,8 @@ async function race(url, agent, wait) {
 }
 
 for (const protocol of PROTOCOLS) {
-  describe(`keep-alive race (${protocol})`, () => {
+  describe(`keep-alive race (${protocol})`, function () {
+    this.timeout(30 * LIMIT);
     let server;
     let agent;
 
@@ -99,29 +113,44 @@ for (const protocol of PROTOCOLS) {
       assert.equal(agent.getCurrentStatus().errorSocketCount, 0);
     });
 
-    it(`a server that closes at an unannounced limit: 0 requests lost after the first learned close, reusing at ${LIMIT} ±${SPREAD} ms`, async () => {
-      server = await createScriptedServer(protocol, { idleTimeout: LIMIT });
-      agent = createAgent(protocol, { serverTimeoutMargin: MARGIN });
+    it(`a server that closes at an unannounced limit: 0 requests lost after the first learned close, reusing at ${UNANNOUNCED_LIMIT} ±${SPREAD} ms`, async function () {
+      this.timeout(30 * UNANNOUNCED_LIMIT);
+      const waitLimit = { limit: 3 * UNANNOUNCED_LIMIT };
+      // The connections the server closed while the agent still had them in
+      // its pool, to hand to the next request.
+      const closedInPool = [];
+      server = await createScriptedServer(protocol, {
+        idleTimeout: UNANNOUNCED_LIMIT,
+        onIdleClose: (conn) => {
+          if (conn.id > 0 && inPool(agent, conn.tcp.remotePort)) closedInPool.push(conn.id);
+        },
+      });
+      // A free timeout of the agent's own beyond the limit, so that the
+      // server closes the first socket, not the agent.
+      agent = createAgent(protocol, { freeSocketTimeout: 2 * UNANNOUNCED_LIMIT });
 
       // Learn: one socket left idle until the server closes it.
       const started = Date.now();
       const first = await request(server.url('/'), { agent });
       assert.equal(first.body, 'ok');
-      await waitFor(() => server.connections[0].closed && first.socket.destroyed);
+      await waitFor(() => server.connections[0].closed && first.socket.destroyed, waitLimit);
       await waitFor(() => Object.keys(agent.serverIdleTimeouts).length === 1);
       const [learned] = Object.values(agent.serverIdleTimeouts);
-      assert.ok(learned > MARGIN && learned <= Date.now() - started, `learned ${learned} ms`);
+      assert.ok(learned > UNANNOUNCED_LIMIT / 2 && learned <= Date.now() - started, `learned ${learned} ms`);
       assert.equal(server.closedBy('server'), 1);
 
-      const failures = await race(server.url('/'), agent, LIMIT);
+      const failures = await race(server.url('/'), agent, UNANNOUNCED_LIMIT);
 
       assert.deepEqual(failures, []);
       assert.equal(server.dropped, 0);
-      await waitFor(() => server.connections.every((conn) => conn.closed));
+      await waitFor(() => server.connections.every((conn) => conn.closed), waitLimit);
       // After learning, every idle socket left the pool before the server's
-      // limit; the server closed only the first and the probes (one per round
-      // at most: the socket kept open out of the pool to check the limit).
-      assert.ok(server.closedBy('server') <= 1 + ROUNDS + 1, `closed by the server: ${server.closedBy('server')}`);
+      // limit: the server closed the first, and probes (the socket kept open
+      // out of the pool to check the limit), never one the pool offered.
+      // (How many probes depends on how far apart the lanes drift, which a
+      // busy machine decides.)
+      assert.deepEqual(closedInPool, [], 'connections the server closed while in the pool');
+      assert.ok(server.closedBy('server') >= 2, 'the server closed a probe');
       assert.equal(agent.getCurrentStatus().errorSocketCount, 0);
     });
   });

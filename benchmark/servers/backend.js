@@ -29,12 +29,15 @@ const BODY = Buffer.from('hello world\n');
 const host = options.host || '127.0.0.1';
 const HEADERS = { 'content-type': 'text/plain', 'content-length': BODY.length };
 if (options.servedBy) HEADERS['x-served-by'] = host;
+// A request for `/close` is answered with `Connection: close`: the client's
+// next request opens a new connection (fetch-cost.js mixes them in).
+const CLOSE_HEADERS = { ...HEADERS, connection: 'close' };
 
 let stats = { connections: 0, resumed: 0, requests: 0 };
 const open = new Set();
 
 function respond(res) {
-  res.writeHead(200, HEADERS);
+  res.writeHead(200, res.req.url === '/close' ? CLOSE_HEADERS : HEADERS);
   res.end(BODY);
 }
 

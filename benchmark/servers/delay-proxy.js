@@ -9,13 +9,31 @@
 // passes through untouched.
 //
 // Options: { targetPort, delay: ms each way }
+//
+// Calls: reset() returns the stats so far ({ connections, closesForwarded })
+// and starts new ones; closesForwarded(n) resolves once n closes of the
+// target since the last reset have reached the client (its FIN sent, or a
+// reset, or the client gone already). A benchmark that makes the server
+// close connections waits for it before it counts on the client knowing:
+// `delay` ms is the network's share, but on a busy machine this process may
+// get the CPU much later than that.
 const net = require('node:net');
 const { performance } = require('node:perf_hooks');
 const { readOptions, answerCalls, reportListening } = require('./child');
 
 const options = readOptions();
 const delay = Number(options.delay) || 0;
-let stats = { connections: 0 };
+let stats = { connections: 0, closesForwarded: 0 };
+// closesForwarded(n) calls waiting: { count, resolve }.
+let waiting = [];
+
+function closeForwarded() {
+  stats.closesForwarded++;
+  if (waiting.length === 0) return;
+  const done = waiting.filter((w) => stats.closesForwarded >= w.count);
+  waiting = waiting.filter((w) => stats.closesForwarded < w.count);
+  for (const w of done) w.resolve(stats.closesForwarded);
+}
 
 /** Runs actions at their due time, strictly in the order they were queued. */
 class Lane {
@@ -59,6 +77,13 @@ function onConnection(client) {
   const toClient = new Lane();
   let targetClosed = false;
   let clientGone = false;
+  // The target's close reached the client (counted once).
+  let closeDelivered = false;
+  const delivered = () => {
+    if (closeDelivered) return;
+    closeDelivered = true;
+    closeForwarded();
+  };
 
   const target = net.connect({ host: '127.0.0.1', port: options.targetPort, noDelay: true });
   client.setNoDelay(true);
@@ -68,6 +93,7 @@ function onConnection(client) {
       clientGone = true;
       client.resetAndDestroy();
     }
+    if (targetClosed) delivered();
   };
 
   client.on('data', (chunk) => {
@@ -86,6 +112,7 @@ function onConnection(client) {
   client.on('error', () => {});
   client.on('close', () => {
     clientGone = true;
+    if (targetClosed) delivered();
     toClient.clear();
     toTarget.push(performance.now() + delay, () => target.destroy());
   });
@@ -98,7 +125,9 @@ function onConnection(client) {
   target.on('end', () => {
     targetClosed = true;
     toClient.push(performance.now() + delay, () => {
-      if (!clientGone) client.end();
+      // The callback: the FIN has left (or the socket failed first).
+      if (!clientGone) client.end(delivered);
+      else delivered();
     });
   });
   target.on('error', () => {});
@@ -116,9 +145,12 @@ const server = net.createServer(onConnection);
 answerCalls({
   reset: () => {
     const previous = stats;
-    stats = { connections: 0 };
+    stats = { connections: 0, closesForwarded: 0 };
     return previous;
   },
+  closesForwarded: (count) => (stats.closesForwarded >= count
+    ? stats.closesForwarded
+    : new Promise((resolve) => { waiting.push({ count, resolve }); })),
 });
 
 server.listen(0, '127.0.0.1', () => reportListening(server.address().port));

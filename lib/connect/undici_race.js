@@ -1,27 +1,40 @@
 'use strict';
 
-// The undici transport's side of Happy Eyeballs (./happy_eyeballs.js): its
-// connect() hands a raced connection here, and gets back the winner (or the
-// TLS socket over it) to adopt, or the error that ended the race.
-const tls = require('node:tls');
+// The undici transport's side of Happy Eyeballs (./happy_eyeballs.js):
+// undici's `connect` option races a host name's addresses first, where a
+// race is wanted, and hands the winner to the transport's connect(), which
+// adopts it (and for https starts TLS on it, through its session cache).
 const { races, Race } = require('./happy_eyeballs');
 
-/** Whether the transport's connection to `connectOptions.host` is raced. */
-function raceWanted(options, connectOptions) {
-  return races({ host: connectOptions.host, autoSelectFamily: options.autoSelectFamily });
+/**
+ * `agentOptions` (the transport's options for undici's Agent) with its
+ * `connect` racing first where a race is wanted. Returns the same object.
+ */
+function withRaces(transport, agentOptions) {
+  const connect = agentOptions.connect; // the transport's, bound
+  agentOptions.connect = (params, callback) => {
+    const host = params.hostname.startsWith('[') ? params.hostname.slice(1, -1) : params.hostname;
+    const options = transport.options;
+    if (!races({ host, autoSelectFamily: options.autoSelectFamily })) return connect(params, callback);
+    raceFor(transport, params, host, connect, callback);
+    return undefined;
+  };
+  return agentOptions;
 }
 
-/**
- * Races `origin`'s addresses for `transport` (lib/undici/transport.js):
- * `connectOptions` as net.connect would take them, `tlsOptions` as
- * tls.connect would (null for http). `callback` is undici's connect
- * callback, called once, by transport.adopt() or with the race's error.
- */
-function raceFor(transport, origin, connectOptions, tlsOptions, callback) {
+// One race for undici's connect(params, callback): `callback` is called
+// once, by the transport's connect() or with the race's error.
+function raceFor(transport, params, host, connect, callback) {
   const options = transport.options;
+  const secure = params.protocol === 'https:';
+  const port = Number(params.port || (secure ? 443 : 80));
+  // The origin as the transport's connect() finds it: its counters and events.
+  const origin = transport.byName.get(`${host}:${port}:`) ?? transport.origin(`${params.protocol}//${params.host ?? params.hostname}`);
   const spec = {
-    ...connectOptions,
-    lookup: connectOptions.lookup ?? options.lookup,
+    host,
+    port,
+    localAddress: params.localAddress ?? options.localAddress,
+    lookup: transport.dns?.lookup ?? options.lookup,
     family: options.family,
     hints: options.hints,
     autoSelectFamilyAttemptTimeout: options.autoSelectFamilyAttemptTimeout,
@@ -38,25 +51,21 @@ function raceFor(transport, origin, connectOptions, tlsOptions, callback) {
       callback(err, null);
       return;
     }
-    let delivered = socket;
-    if (tlsOptions !== null) {
-      try {
-        delivered = tls.connect({ ...tlsOptions, socket });
-      } catch (tlsError) {
-        socket.destroy();
-        watch?.done();
-        callback(tlsError, null);
-        return;
-      }
-      watch?.follow(delivered);
-    } else {
+    let delivered;
+    try {
+      delivered = connect(params, callback, socket);
+    } catch (connectError) {
+      // TLS options that make no secure context.
+      socket.destroy();
       watch?.done();
+      callback(connectError, null);
+      return;
     }
-    transport.adopt(origin, delivered, tlsOptions !== null, connectOptions.host, callback);
+    if (secure) watch?.follow(delivered);
+    else watch?.done();
   });
   watch = transport.connectTimeout?.watchRace(race) ?? null;
   race.start();
-  return undefined;
 }
 
-module.exports = { raceWanted, raceFor };
+module.exports = { withRaces };

@@ -29,6 +29,7 @@ const { callReplayable, signalAborted } = require('./replay');
 // Every module of the agent this file uses, in one place.
 const { isReplayable } = require('../retry');
 const { transportClass } = require('../undici/dispatcher');
+const { channels, publish } = require('../observe/channels');
 
 // Taken once: a caller who later sets globalThis.fetch to ours must not loop.
 const nativeFetch = globalThis.fetch;
@@ -76,6 +77,7 @@ function transportFor(options) {
  */
 class CallDispatcher {
   dispatches = 0;
+  opts = null; // of the last request dispatched
 
   constructor(transport) {
     this.transport = transport;
@@ -83,8 +85,21 @@ class CallDispatcher {
 
   dispatch(opts, handler) {
     this.dispatches++;
+    this.opts = opts;
     return this.transport.dispatch(opts, handler);
   }
+}
+
+/** The resend event: `call`'s request, failed with `err`, is sent again (the agent's fields, as the transport's events). */
+function publishResend(transport, call, err) {
+  const opts = call.opts;
+  const url = new URL(String(opts.origin));
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  publish(channels.resend, {
+    method: opts.method, path: opts.path, error: err.cause ?? err,
+    agent: transport, origin: `${host}:${port}:`, host, port, scheme: url.protocol.slice(0, -1),
+  });
 }
 
 /**
@@ -104,6 +119,7 @@ function createFetch(options) {
       return await nativeFetch(input, { ...init, dispatcher: first });
     } catch (err) {
       if (first.dispatches !== 1 || !isReplayable(err) || !callReplayable(input, init) || signalAborted(input, init)) throw err;
+      if (channels.resend.hasSubscribers) publishResend(transport, first, err);
     }
     return nativeFetch(input, { ...init, dispatcher: transport });
   }

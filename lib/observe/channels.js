@@ -16,6 +16,7 @@ const CHANNEL_NAMES = Object.freeze({
   queued: 'steady-agent:request:queued',
   dequeued: 'steady-agent:request:dequeued',
   noSocket: 'steady-agent:request:no-socket',
+  resend: 'steady-agent:request:resend',
   listeners: 'steady-agent:socket:listeners',
   dnsLookup: 'steady-agent:dns:lookup',
   dnsChange: 'steady-agent:dns:change',

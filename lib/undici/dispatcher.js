@@ -7,6 +7,7 @@
 // API asks of it (dispatch, close, destroy, and the failures a closed one
 // gives), apart from the transport's state.
 const { Transport } = require('./transport');
+const { withRaces } = require('../connect/undici_race');
 
 const classes = new WeakMap();
 
@@ -41,18 +42,18 @@ function dispatcherClass(Agent, name, ClientClosedError) {
       constructor(options, { resendBuffered = false } = {}) {
         const transport = new Transport(options, resendBuffered);
         try {
-          super(transport.agentOptions());
+          super(withRaces(transport, transport.agentOptions()));
         } catch (err) {
           transport.stop();
           throw err;
         }
-        transport.dispatcher = this;
-        transport.send = (opts, handler) => super.dispatch(opts, handler);
+        transport.attach(this, (opts, handler) => super.dispatch(opts, handler));
         this.#transport = transport;
       }
 
       dispatch(opts, handler) {
         if (handler === null || typeof handler !== 'object' || opts === null || typeof opts !== 'object' || this.closed || this.destroyed) {
+          if (this.#done !== null && opts !== null && typeof opts === 'object') this.#transport.refused(opts);
           if (!this.#closedOnly || ClientClosedError === undefined || handler === null || typeof handler !== 'object') return super.dispatch(opts, handler);
           // A request after close() fails as undici's own Agent would before its destroy.
           failHandler(handler, new ClientClosedError());

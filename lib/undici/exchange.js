@@ -51,13 +51,27 @@ function headerValue(headers, lower) {
   return undefined;
 }
 
-/** `keep-alive` from undici's raw response headers (Buffers or strings), or undefined. */
-function rawKeepAlive(raw) {
+/**
+ * `keep-alive` from undici's raw response headers (Buffers or strings), or
+ * undefined; `exchange.closing` is set when `connection` says close. One
+ * pass: both names have ten characters.
+ */
+function readRaw(exchange, raw) {
+  let keepAlive;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
-    if (name.length === 10 && name.toString().toLowerCase() === 'keep-alive') return raw[i + 1].toString();
+    if (name.length !== 10) continue;
+    const lower = name.toString().toLowerCase();
+    if (lower === 'keep-alive') keepAlive = raw[i + 1].toString();
+    else if (lower === 'connection') exchange.closing = saysClose(raw[i + 1].toString());
   }
-  return undefined;
+  return keepAlive;
+}
+
+/** A `Connection` header's value (or values) that asks for the connection to close after the response. */
+function saysClose(value) {
+  if (Array.isArray(value)) return value.some(saysClose);
+  return typeof value === 'string' && /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
 }
 
 // ---- one request ---------------------------------------------------------------------
@@ -74,6 +88,8 @@ class Exchange {
     this.resent = false;
     this.queuedAt = 0;
     this.queueTimer = null;
+    this.closing = false; // the response says Connection: close: undici will not keep the socket
+    this.waitedMs = -1; // its wait behind maxSockets, until the dequeued event names the socket
     this.failed = null; // an error we gave the handler before undici started the request
   }
 
@@ -90,7 +106,8 @@ class Exchange {
     const waitedMs = now() - this.queuedAt;
     origin.queued--;
     origin.stats.waited(waitedMs);
-    if (events.dequeued.hasSubscribers) this.transport.publish(events.dequeued, { waitedMs }, origin);
+    // Published once the socket is known (SocketState#started).
+    if (events.dequeued.hasSubscribers) this.waitedMs = waitedMs;
     this.queuedAt = 0;
     if (this.queueTimer !== null) {
       clearTimeout(this.queueTimer);
@@ -105,6 +122,7 @@ class Exchange {
     const hint = keepAlive === undefined ? undefined : parseKeepAlive(keepAlive)?.timeout;
     const ms = hint === undefined ? undefined : hint * 1000;
     state.hinted = ms;
+    state.notKept = this.closing;
     const stats = this.origin.stats;
     if (stats.announced !== (ms ?? null)) this.transport.announced(this.origin, ms ?? null);
   }
@@ -125,7 +143,7 @@ class Exchange {
     this.state = null;
     if (this.queuedAt !== 0) {
       this.origin.queued--;
-      this.transport.noSocket(this.origin, 'leftQueue', now() - this.queuedAt);
+      this.transport.noSocket(this.origin, 'leftQueue', now() - this.queuedAt, this.opts);
       this.queuedAt = 0;
       clearTimeout(this.queueTimer);
     }
@@ -144,6 +162,9 @@ class Exchange {
       // After undici's own handling of the close: undici 7.30's Agent closes
       // an origin's pool when its last connection goes, in the same tick,
       // and a request sent to it now would end that pool's next socket.
+      if (events.resend.hasSubscribers) {
+        this.transport.publish(events.resend, { method: this.opts.method, path: this.opts.path, error: err }, this.origin, state.socket);
+      }
       queueMicrotask(() => this.resend(err));
       return true;
     }
@@ -174,7 +195,7 @@ function queueTimedOut(exchange) {
   exchange.queueTimer = null;
   const origin = exchange.origin;
   origin.queued--;
-  origin.transport.noSocket(origin, 'queueTimeouts', now() - exchange.queuedAt);
+  origin.transport.noSocket(origin, 'queueTimeouts', now() - exchange.queuedAt, exchange.opts);
   exchange.queuedAt = 0;
   exchange.failEarly(new QueueTimeoutError(exchange.transport.queueTimeout));
 }
@@ -202,7 +223,7 @@ class LegacyExchange extends Exchange {
   }
 
   onHeaders(statusCode, rawHeaders, resume, statusText) {
-    this.headers(rawHeaders, rawKeepAlive(rawHeaders));
+    this.headers(rawHeaders, readRaw(this, rawHeaders));
     return this.handler.onHeaders(statusCode, rawHeaders, resume, statusText);
   }
 
@@ -246,6 +267,7 @@ class ControllerExchange extends Exchange {
 
   onResponseStart(controller, statusCode, headers, statusText) {
     const keepAlive = headers['keep-alive'];
+    if (headers.connection !== undefined) this.closing = saysClose(headers.connection);
     this.headers(null, Array.isArray(keepAlive) ? keepAlive[0] : keepAlive);
     return this.handler.onResponseStart?.(controller, statusCode, headers, statusText);
   }

@@ -31,15 +31,18 @@
 //
 // The learning itself is the transport's: a state calls into its origin's
 // transport, an instance, never a require back.
+const debug = require('debug')('steady-agent');
 const { stateOf } = require('./channel');
 // Every module of the agent this file uses, in one place.
 const { idleAllowance, atDeadline, capOf } = require('../policy/free_timeout');
-const { now } = require('../timers/clock');
+const { socketName } = require('../agent/socket_name');
+const { now, roundMs } = require('../timers/clock');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { channels: events } = require('../observe/channels');
 
 class SocketState {
-  constructor(origin, socket, secure) {
+  constructor(origin, socket, secure, id) {
+    this.id = id; // the transport's count of sockets, as the agent numbers its
     this.origin = origin;
     this.socket = socket;
     this.secure = secure;
@@ -53,6 +56,7 @@ class SocketState {
     this.requestStartedAt = 0;
     this.bytesReadWhenFreed = 0;
     this.hinted = undefined; // ms, the server's Keep-Alive timeout
+    this.notKept = false; // its last response said Connection: close
     this.exchange = null; // the request it serves
     this.serverClosed = false; // FIN from the server
     this.errored = false;
@@ -71,10 +75,28 @@ class SocketState {
     exchange.state = this;
     this.requestStartedAt = at;
     this.idleBeforeReuse = this.requestsFinished > 0 ? at - this.freedAt : 0;
+    if (exchange.waitedMs >= 0) {
+      this.origin.transport.publish(events.dequeued, { request: exchange.opts, waitedMs: exchange.waitedMs }, this.origin, this.socket);
+      exchange.waitedMs = -1;
+    }
     if (this.requestsFinished > 0) {
       this.origin.stats.reusedRequests++;
-      if (events.reuse.hasSubscribers) this.origin.transport.publish(events.reuse, {}, this.origin, this.socket);
+      if (events.reuse.hasSubscribers) this.origin.transport.publish(events.reuse, { idleMs: this.idleBeforeReuse }, this.origin, this.socket);
+      if (debug.enabled) debug('%s reused for request %d', this.name, this.requestsFinished + 1);
     }
+  }
+
+  /** agentkeepalive's socket name, `sock[<id>#<pool>]`, as the agent's debug lines name its sockets. */
+  get name() {
+    return socketName(this.id, this.origin.name);
+  }
+
+  /** How long it may stay idle now, in ms (Infinity: no limit), and which limit decided. */
+  freeTimeout() {
+    const transport = this.origin.transport;
+    const cap = transport.limits.size === 0 ? undefined : capOf(transport.limits.peek(this.origin.name), this.origin.trialEnd !== Infinity);
+    const allowed = idleAllowance(transport.uncapped, this.hinted, cap, transport.margin);
+    return { timeout: allowed.timeout, limitedBy: LIMITED_BY[allowed.limitedBy] };
   }
 
   /** Its request ended: idle from now, until the next or a limit. */
@@ -88,10 +110,27 @@ class SocketState {
     const origin = this.origin;
     origin.stats.requests++;
     const transport = origin.transport;
-    if (events.free.hasSubscribers) transport.publish(events.free, {}, origin, this.socket);
     if (this.idleBeforeReuse > 0) transport.alive(this, at);
     if (origin.trialEnd <= at) transport.lapse(origin, at);
+    // undici closes it now, as the response asked: our reason, and nothing
+    // to learn from (the server's close says nothing of its idle limit).
+    if (this.notKept) {
+      this.closeReason ??= CLOSE_REASONS.NOT_KEPT;
+      this.learnedFrom = true;
+      return;
+    }
+    // Its address left the host's answer: it serves no other request.
+    if (transport.dns !== null && transport.dns.retires(this, false)) return;
+    if (events.free.hasSubscribers || debug.enabled) this.freed();
     this.arm();
+  }
+
+  /** The free event and debug line: what was chosen for its idle time. */
+  freed() {
+    const { timeout, limitedBy } = this.freeTimeout();
+    const origin = this.origin;
+    if (events.free.hasSubscribers) origin.transport.publish(events.free, { freeTimeoutMs: timeout, limitedBy }, origin, this.socket);
+    if (debug.enabled) debug('%s free, closes after %d ms idle', this.name, roundMs(timeout));
   }
 
   /**
@@ -117,9 +156,13 @@ class SocketState {
   /** Closes the socket now, for `reason` (the first reason given wins). */
   close(reason) {
     this.closeReason ??= reason;
+    if (debug.enabled) debug('%s closing: %s', this.name, this.closeReason);
     this.socket.destroy();
   }
 }
+
+// The free event's `limitedBy`, by idleAllowance's answer (null: the free timeout).
+const LIMITED_BY = Object.freeze({ hint: 'hint', learned: 'learned', null: 'freeSocketTimeout' });
 
 // One lazy timer per socket: a socket busy again when it fires lets it go
 // (finished() arms the next); one still idle before its deadline waits on.
@@ -147,6 +190,7 @@ function idleCheck(state) {
   if (decision.action === 'probe') {
     origin.trialFrom = state.freedAt;
     origin.trialEnd = state.freedAt + decision.bound;
+    if (debug.enabled) debug('%s reached the learned idle limit: closed, the limit on trial until %d ms after it was freed', state.name, roundMs(decision.bound));
   }
   state.close(CLOSE_REASONS.FREE_TIMEOUT);
 }
@@ -167,8 +211,10 @@ function onSocketEnd() {
   state.serverClosed = true;
 }
 
-function onSocketError() {
+function onSocketError(err) {
   const state = stateOf(this);
+  // undici ends a socket the server closed with an error of its own: not one to report.
+  if (debug.enabled && !state.serverClosed) debug('%s error: %s %s', state.name, err.code || err.name, err.message);
   if (!state.errored && !state.serverClosed) idleClose(state);
   state.errored = true;
 }

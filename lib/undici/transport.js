@@ -12,9 +12,10 @@
 //
 // Not here: socketActiveTTL, maxFreeSockets, proxies.
 const net = require('node:net');
-const tls = require('node:tls');
+const debug = require('debug')('steady-agent');
 const { subscribe, unsubscribe, track } = require('./channel');
 const { SocketState, listen } = require('./socket_state');
+const { TlsSessions } = require('./tls_sessions');
 const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue } = require('./exchange');
 // Every module of the agent this transport uses, in one place.
 const { normalizeOptions } = require('../options/normalize');
@@ -24,8 +25,7 @@ const { ServerLimits } = require('../policy/server_limits');
 const { judgeFailure } = require('../policy/stale_judgement');
 const { markError } = require('../agent/stale_marks');
 const { ConnectTimeout } = require('../connect/connect_timeout');
-const { raceWanted, raceFor } = require('../connect/undici_race');
-const { now } = require('../timers/clock');
+const { now, roundMs } = require('../timers/clock');
 const { CLOSE_REASONS } = require('../policy/close_reasons');
 const { channels: events, publish } = require('../observe/channels');
 const { QueueFullError, UnsupportedRequestError } = require('../errors');
@@ -43,10 +43,9 @@ const NO_LIMIT_MS = 2 ** 31 - 1;
 const TLS_OPTIONS = Object.freeze([...TLS_ACCEPTANCE_OPTIONS.filter((key) => key !== 'ALPNProtocols'), 'family', 'hints']);
 
 // The no-socket event's outcome per getStats() counter, as the agent names them.
-const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue' });
+const NO_SOCKET_OUTCOMES = Object.freeze({ queueFull: 'queue-full', queueTimeouts: 'queue-timeout', leftQueue: 'left-queue', refusedAfterClose: 'agent-closed' });
 
 // ---- one origin ---------------------------------------------------------------------
-
 class Origin {
   constructor(transport, key, host, port) {
     this.transport = transport;
@@ -69,7 +68,6 @@ class Origin {
 }
 
 // ---- the transport ------------------------------------------------------------------
-
 /** The state of one dispatcher: options, origins, sockets, what was learned. */
 class Transport {
   constructor(options, resendBuffered) {
@@ -87,17 +85,23 @@ class Transport {
     this.stats = new OriginTable();
     this.origins = new Map(); // undici's origin string -> Origin
     this.byName = new Map(); // pool name -> Origin, for connect()
-    this.dns = null;
-    if (normalized.dns !== undefined) {
-      const { DnsCache } = require('../dns/cache');
-      this.dns = new DnsCache(normalized.dns, { agent: this, onChange: () => {} });
-    }
+    this.dns = null; // made in attach(): its events name the dispatcher
+    this.tlsSessions = new TlsSessions(options?.maxCachedSessions);
     this.dispatcher = null;
     this.send = null; // undici's own dispatch, bound to the dispatcher
     this.closing = false;
     this.stopped = false;
+    this.created = 0; // sockets made: their ids
     this.connect = this.connect.bind(this);
     subscribe();
+  }
+
+  /** The dispatcher over this transport exists: events name it, and `send` is undici's own dispatch. */
+  attach(dispatcher, send) {
+    this.dispatcher = dispatcher;
+    this.send = send;
+    // Loaded only with the option, as the agent's.
+    if (this.options.dns !== undefined) this.dns = new (require('./dns').TransportDns)(this.options.dns, dispatcher, this.byName);
   }
 
   /** The options undici's Agent gets. */
@@ -137,21 +141,28 @@ class Transport {
       : new LegacyExchange(this, opts, handler, origin);
     if (origin.inFlight >= this.maxSockets) {
       if (origin.queued >= this.maxQueue) {
-        this.noSocket(origin, 'queueFull', null);
+        this.noSocket(origin, 'queueFull', null, opts);
         exchange.error(new QueueFullError(this.maxQueue));
         return true;
       }
       origin.queued++;
       origin.stats.queued();
       exchange.queuedAt = now();
+      if (events.queued.hasSubscribers) this.publish(events.queued, { request: opts }, origin);
       if (this.queueTimeout > 0) exchange.queueTimer = setTimeout(queueTimedOut, this.queueTimeout, exchange);
     }
     origin.inFlight++;
     return this.send(opts, exchange);
   }
 
-  /** undici's connect: a socket of ours, connected. */
-  connect(params, callback) {
+  /** A request after close(): refused, counted and published as the agent's are. */
+  refused(opts) {
+    const origin = this.origins.get(typeof opts.origin === 'string' ? opts.origin : String(opts.origin?.origin));
+    if (origin !== undefined) this.noSocket(origin, 'refusedAfterClose', null, opts);
+  }
+
+  /** undici's connect: a socket of ours, connected (over `winner`: a race's, lib/connect/undici_race.js). */
+  connect(params, callback, winner) {
     const secure = params.protocol === 'https:';
     const host = params.hostname.startsWith('[') ? params.hostname.slice(1, -1) : params.hostname;
     const port = Number(params.port || (secure ? 443 : 80));
@@ -159,23 +170,16 @@ class Transport {
     const options = this.options;
     const connectOptions = { host, port, localAddress: params.localAddress ?? options.localAddress };
     if (this.dns !== null) connectOptions.lookup = this.dns.lookup;
-    let tlsOptions = null;
+    let socket;
     if (secure) {
       const servername = params.servername || options.servername || (net.isIP(host) ? undefined : host);
-      tlsOptions = { ...connectOptions, servername, ALPNProtocols: ['http/1.1'] };
+      const tlsOptions = { ...connectOptions, servername, ALPNProtocols: ['http/1.1'] };
       for (const key of TLS_OPTIONS) if (options[key] !== undefined) tlsOptions[key] = options[key];
+      socket = this.tlsSessions.connect(winner === undefined ? tlsOptions : { ...tlsOptions, socket: winner });
+    } else {
+      socket = winner ?? net.connect(connectOptions);
     }
-    // Happy Eyeballs (lib/connect): the host's addresses raced, TLS on the winner.
-    if (raceWanted(options, connectOptions)) return raceFor(this, origin, connectOptions, tlsOptions, callback);
-    const socket = secure ? tls.connect(tlsOptions) : net.connect(connectOptions);
-    this.connectTimeout?.watch(socket);
-    return this.adopt(origin, socket, secure, host, callback);
-  }
-
-  /** A socket made for `origin`, connecting or connected (a race's): ours until it closes. */
-  adopt(origin, socket, secure, host, callback) {
-    const options = this.options;
-    const state = new SocketState(origin, socket, secure);
+    const state = new SocketState(origin, socket, secure, ++this.created);
     track(socket, state);
     origin.connections.add(state);
     origin.stats.socketsCreated++;
@@ -183,22 +187,21 @@ class Transport {
     socket.setNoDelay(true);
     if (options.tcpKeepAlive) socket.setKeepAlive(true, options.keepAliveMsecs);
     listen(socket);
+    this.connectTimeout?.watch(socket);
     const ready = () => {
       socket.removeListener('error', failed);
       state.connected = true;
       state.connectMs = now() - state.createdAt;
       state.freedAt = now();
       if (events.create.hasSubscribers) this.publish(events.create, {}, origin, socket);
+      if (debug.enabled) debug('%s created', state.name);
       callback(null, socket);
     };
     const failed = (err) => {
       socket.removeListener(secure ? 'secureConnect' : 'connect', ready);
       callback(err, null);
     };
-    if (!secure && !socket.connecting) {
-      ready(); // a race's winner: connected already
-      return socket;
-    }
+    if (winner !== undefined && !secure) return ready(); // connected already
     socket.once(secure ? 'secureConnect' : 'connect', ready);
     socket.once('error', failed);
     return socket;
@@ -212,6 +215,7 @@ class Transport {
     const at = now();
     const learned = this.limits.observe(origin.name, { idleMs, now: at, collision, hinted: state.hinted, aliveMs: origin.aliveMs });
     if (learned.outcome === 'ignored') return;
+    if (debug.enabled) debug('%s closed by the server after %d ms idle%s: %s, %s', state.name, roundMs(idleMs), collision ? ' (a request failed on it)' : '', learned.outcome, learned.why);
     if (learned.resetAlive) origin.aliveMs = 0;
     this.report(origin, learned);
   }
@@ -240,9 +244,15 @@ class Transport {
   lapse(origin, at) {
     origin.trialEnd = Infinity;
     if (this.limits.limitOf(origin.name) === undefined) return;
-    // As if the socket that started the trial were still open, idle since it was freed.
-    const refuted = this.limits.refute(origin.name, at - origin.trialFrom, at, true);
-    if (refuted !== null) this.report(origin, refuted);
+    // As if the socket that started the trial were still open, idle since
+    // it was freed; but it was closed at the limit, so the words say what
+    // happened: the trial passed without a close or a collision.
+    const trialMs = at - origin.trialFrom;
+    const refuted = this.limits.refute(origin.name, trialMs, at, true);
+    if (refuted === null) return;
+    refuted.why = `no server close or request failure in ${roundMs(trialMs)} ms of trial since a socket reached it`;
+    if (debug.enabled) debug('%s: learned idle limit forgotten: %s', origin.name, refuted.why);
+    this.report(origin, refuted);
   }
 
   /** What an observation did: stats, the event, and the idle sockets' deadlines. */
@@ -330,13 +340,18 @@ class Transport {
     if (events.close.hasSubscribers) {
       this.publish(events.close, { reason, requests: state.requestsFinished, lifetimeMs: now() - state.createdAt }, origin, state.socket);
     }
+    if (debug.enabled) debug('%s closed after %d requests', state.name, state.requestsFinished);
     this.stats.settle(stats);
   }
 
-  /** A request left without a socket: its counter, and the no-socket event (outcome as the agent names it). */
-  noSocket(origin, counter, waitedMs) {
+  /**
+   * A request (`request`: undici's dispatch options, the events' `request`)
+   * left without a socket: its counter, and the no-socket event (outcome as
+   * the agent names it).
+   */
+  noSocket(origin, counter, waitedMs, request) {
     origin.stats.noSocket(counter, waitedMs);
-    if (events.noSocket.hasSubscribers) this.publish(events.noSocket, { outcome: NO_SOCKET_OUTCOMES[counter], waitedMs: waitedMs ?? 0 }, origin);
+    if (events.noSocket.hasSubscribers) this.publish(events.noSocket, { request, outcome: NO_SOCKET_OUTCOMES[counter], waitedMs: waitedMs ?? 0 }, origin);
   }
 
   publish(channel, message, origin, socket) {

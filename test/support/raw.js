@@ -30,6 +30,8 @@ function serverContext() {
  *     (conn) => ms gives each connection its own limit.
  *   idleClose: how: 'destroy' (FIN, as Node's server does), 'end' (half-close,
  *     FIN, the server could still read) or 'reset' (TCP RST).
+ *   onIdleClose(conn): called as the server closes an idle connection, before
+ *     it does: the client's side has not heard of it yet.
  *
  * Resolves with { port, url(path), connections, accepted, closedBy(who), close() }.
  */
@@ -38,6 +40,7 @@ async function createScriptedServer(protocol, options = {}) {
     respond = () => rawResponse('ok'),
     idleTimeout = 0,
     idleClose = 'destroy',
+    onIdleClose = null,
   } = options;
   const connections = [];
 
@@ -69,6 +72,7 @@ async function createScriptedServer(protocol, options = {}) {
       if (conn.closed || conn.closedBy !== null) return;
       conn.closedBy = 'server';
       conn.idleClosed = true;
+      if (onIdleClose !== null) onIdleClose(conn);
       if (idleClose === 'end') socket.end();
       else if (idleClose === 'reset') tcp.resetAndDestroy();
       else socket.destroy();
