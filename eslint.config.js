@@ -25,7 +25,7 @@ const seam = {
 };
 
 module.exports = [
-  { ignores: ['node_modules/**', 'coverage/**', '.nyc_output/**', 'benchmark/results.*', 'test/types/.readme-*/**'] },
+  { ignores: ['node_modules/**', 'coverage/**', 'benchmark/results.*', 'test/types/.readme-*/**'] },
   js.configs.recommended,
   {
     languageOptions: {

@@ -11,6 +11,7 @@ const { PROTOCOLS } = require('./support/agents');
 const { closeAfterEach } = require('./support/cleanup');
 const { collisionServer, secondOnConnection, tlsOptions, rejection, UNDICI_MAJORS } = require('./support/fetch');
 const { delay } = require('./support/request');
+const { createHoldingServer } = require('./support/servers');
 
 const IDLE = 30;
 
@@ -142,6 +143,26 @@ for (const { name, major, node, runs, load } of UNDICI_MAJORS) {
   }
 
   describe(`${title}: close() and destroy()`, () => {
+    const { keep } = closeAfterEach();
+
+    it('destroy(err) without close() fails a request in flight with err; destroy() takes a callback alone too', async () => {
+      const undici = load();
+      const server = keep(await createHoldingServer('http:'));
+      const dispatcher = createDispatcher(undici);
+      const pending = rejection(undici.request(server.url('/hold'), { dispatcher }));
+      while (server.held === 0) await delay(5);
+      const reason = new Error('shutting down');
+      await new Promise((resolve, reject) => dispatcher.destroy(reason, (err) => (err ? reject(err) : resolve())));
+      assert.equal(dispatcher.destroyed, true);
+      assert.equal((await pending).message, 'shutting down');
+
+      const other = createDispatcher(undici);
+      const body = await (await undici.request(server.url('/now'), { dispatcher: other })).body.text();
+      assert.equal(body, 'ok /now');
+      await new Promise((resolve, reject) => other.destroy((err) => (err ? reject(err) : resolve())));
+      assert.equal(other.destroyed, true);
+    });
+
     it('requests after close() fail with undici\'s ClientClosedError; close() takes a callback too', async () => {
       const undici = load();
       const dispatcher = createDispatcher(undici);

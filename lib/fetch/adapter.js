@@ -22,17 +22,13 @@
 // UnwrapHandler decides the same way). Raw headers are Buffers, as undici's
 // parser gives them: its fetch lower-cases names from Buffer bytes.
 //
-// `resendBuffered`: a request that failed on a reused connection before any
-// response byte, that the agent marked replayable, and whose body is absent
-// or a string or bytes, is sent once more before the handler hears of the
-// failure (steady-agent/undici). steady-agent/fetch resends at its own level:
-// fetch hands every body over as an async iterable, read once.
+// No resend here: steady-agent/fetch, its one user, resends at its own level
+// (fetch hands every body over as an async iterable, read once).
 const http = require('node:http');
 const https = require('node:https');
 const { pipeline } = require('node:stream');
 // Every module of the agent this transport uses, in one place.
 const { HttpAgent, HttpsAgent } = require('../../index');
-const { isReplayable } = require('../retry');
 const { UnsupportedRequestError } = require('../errors');
 
 /** Node's raw header strings as the Buffers undici's handlers expect. */
@@ -48,7 +44,8 @@ function headerObject(raw) {
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
     const value = raw[i + 1];
-    const known = out[name];
+    // Own values only: out.__proto__ would read the prototype.
+    const known = Object.hasOwn(out, name) ? out[name] : undefined;
     if (known === undefined) {
       if (name === '__proto__') Object.defineProperty(out, name, { value, enumerable: true, configurable: true, writable: true });
       else out[name] = value;
@@ -166,7 +163,6 @@ class Exchange {
   #req = null;
   #res = null;
   #settled = false;
-  #resent = false;
 
   constructor(dispatcher, opts, handler) {
     this.#dispatcher = dispatcher;
@@ -230,20 +226,8 @@ class Exchange {
     }
     this.#req = req;
     req.on('response', (res) => this.#response(res));
-    req.on('error', (err) => {
-      if (this.#req !== req || this.#settled) return;
-      if (this.#res === null && this.#mayResend(err)) {
-        this.#resent = true;
-        this.#send(target);
-        return;
-      }
-      this.#fail(err);
-    });
+    req.on('error', (err) => this.#fail(err));
     sendBody(req, this.#opts.body);
-  }
-
-  #mayResend(err) {
-    return this.#dispatcher.resendBuffered && !this.#resent && bufferedBody(this.#opts.body) && isReplayable(err);
   }
 
   #response(res) {
@@ -333,10 +317,9 @@ class Exchange {
  * and undici's `dispatch`.
  */
 class AgentDispatch {
-  constructor(options, { resendBuffered = false } = {}) {
+  constructor(options) {
     this.http = new HttpAgent(options);
     this.https = new HttpsAgent(options);
-    this.resendBuffered = resendBuffered;
   }
 
   dispatch(opts, handler) {
