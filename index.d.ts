@@ -63,6 +63,18 @@ declare namespace HttpAgent {
      * Default `0`.
      */
     connectTimeout?: Duration | undefined;
+    /**
+     * Happy Eyeballs (RFC 8305): race a host name's addresses, the families
+     * interleaved; `false` connects to one address. Default: Node's
+     * (`net.getDefaultAutoSelectFamily()`: `true` from Node 20).
+     */
+    autoSelectFamily?: Flag | undefined;
+    /**
+     * The Connection Attempt Delay: how long an attempt goes on alone before
+     * the next address is tried too (not a deadline: no attempt is given up).
+     * At least 1; under 10 is read as 10. Default: Node's (250).
+     */
+    autoSelectFamilyAttemptTimeout?: Duration | undefined;
     /** Maximum lifetime of a socket; `0` means no limit. Default `0`. */
     socketActiveTTL?: Duration | undefined;
     /**
@@ -180,7 +192,8 @@ declare namespace HttpAgent {
 
   // Core's declarations replaced by ours: the same options, taking strings
   // too; proxyEnv is Node 24's, with the same meaning.
-  type ReplacedFields = 'timeout' | 'keepAliveMsecs' | 'proxyEnv' | 'keepAlive' | 'maxSockets' | 'maxFreeSockets' | 'maxTotalSockets';
+  type ReplacedFields = 'timeout' | 'keepAliveMsecs' | 'proxyEnv' | 'keepAlive' | 'maxSockets' | 'maxFreeSockets' | 'maxTotalSockets'
+    | 'autoSelectFamily' | 'autoSelectFamilyAttemptTimeout';
 
   interface HttpOptions extends Omit<http.AgentOptions, ReplacedFields>, KeepAliveOptions {}
   interface HttpsOptions extends Omit<https.AgentOptions, ReplacedFields>, KeepAliveOptions {}
@@ -207,6 +220,33 @@ declare namespace HttpAgent {
     readonly queueTimeout: number;
     readonly connectTimeout: number;
     readonly tcpKeepAlive: boolean;
+  }
+
+  /**
+   * Every attempt of a Happy Eyeballs race failed: an AggregateError with
+   * each address and its own error, in the order they were tried.
+   */
+  interface ConnectAttemptsError extends Error {
+    name: 'ConnectAttemptsError';
+    /** Each attempt's error (it is an `AggregateError`). */
+    errors: Error[];
+    /** The first attempt's code (`'ECONNREFUSED'`...), as Node's autoSelectFamily error has it. */
+    code: string;
+    host: string;
+    port: number;
+    attempts: Array<{ address: string; family: 4 | 6; error: Error & { code?: string } }>;
+  }
+
+  /**
+   * A Happy Eyeballs race given up because `agent.destroy()` ended it or its
+   * request was aborted: what Node's agent gives when it destroys a
+   * connecting socket.
+   */
+  interface SocketHangUpError extends Error {
+    name: 'SocketHangUpError';
+    message: 'socket hang up';
+    code: 'ECONNRESET';
+    reason: 'destroyed' | 'aborted';
   }
 
   /**
@@ -337,6 +377,10 @@ declare namespace HttpAgent {
     refusedAfterClose: number;
     /** Requests that left the queue without a socket otherwise: aborted, or failed by `destroy()` during `close()`. */
     leftQueue: number;
+    /** Happy Eyeballs attempts begun, by the address's family. */
+    connectAttempts: { ipv4: number; ipv6: number };
+    /** Happy Eyeballs races won, by the winning address's family. */
+    connectWins: { ipv4: number; ipv6: number };
   }
 
   /** What `getStats()` returns: a new object on every call. */
@@ -489,6 +533,25 @@ declare namespace HttpAgent {
     /** Closed at once (it was free), or not kept after its response. */
     free: boolean;
   }
+  /** `steady-agent:connect:attempt`: one step of a Happy Eyeballs attempt. */
+  interface ConnectAttemptMessage extends ChannelMessage {
+    address: string;
+    family: 4 | 6;
+    /** 1 for the first address tried. */
+    attempt: number;
+    outcome: 'started' | 'won' | 'lost' | 'failed';
+    /**
+     * started: 'first', 'delay' or 'failure'; won: 'connected'; lost:
+     * 'another-won', 'connect-timeout' or 'destroyed'; failed: the error's code.
+     */
+    why: string;
+    /** Since the race began (its lookup included). */
+    elapsedMs: number;
+    /** The attempt's TCP socket. */
+    socket: net.Socket;
+    /** Why it failed (outcome 'failed'). */
+    error?: Error;
+  }
   /** The message each channel publishes, by channel name. */
   interface ChannelMessages {
     'steady-agent:socket:create': SocketMessage;
@@ -505,6 +568,7 @@ declare namespace HttpAgent {
     'steady-agent:dns:change': DnsChangeMessage;
     'steady-agent:dns:stale': DnsStaleMessage;
     'steady-agent:dns:retire': DnsRetireMessage;
+    'steady-agent:connect:attempt': ConnectAttemptMessage;
   }
 
   /**

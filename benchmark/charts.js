@@ -71,6 +71,12 @@ const CHARTS = {
       { column: /^requests lost$/, axis: 'requests lost', better: 'lower' },
     ],
   },
+  'happy-eyeballs': {
+    measures: [
+      { column: /^first drops: median ms$/, axis: 'first address drops: ms to the response, median', better: 'lower' },
+      { column: /^late first: median ms$/, axis: 'first late, second drops: ms to the response, median', better: 'lower' },
+    ],
+  },
   // A panel per table, each table with one of the two measures; each panel
   // scaled on its own: 10,000 origins cost a multiple of 1,000 per socket
   // for some agents, and would flatten the other bars.

@@ -14,7 +14,7 @@ const path = require('node:path');
 const { commandLine, MD_FILE, JSON_FILE, SAVE_FLAG } = require('./lib/results');
 const { renderCharts } = require('./charts');
 
-const SCENARIOS = ['proxy', 'client-cost', 'https-cost', 'instructions', 'many-origins', 'nagle', 'race', 'axios-latency', 'proxy-tunnel', 'dns-flip'];
+const SCENARIOS = ['proxy', 'client-cost', 'https-cost', 'instructions', 'many-origins', 'nagle', 'race', 'axios-latency', 'proxy-tunnel', 'dns-flip', 'happy-eyeballs'];
 // A scenario still running after this long is killed (its servers exit with
 // it). instructions.js runs every agent under valgrind, two runs of minutes
 // each per agent, protocol and requests in flight, so it gets longer than

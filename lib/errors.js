@@ -90,6 +90,40 @@ class ConnectTimeoutError extends Error {
   }
 }
 
+/**
+ * Every connection attempt of a Happy Eyeballs race failed (autoSelectFamily):
+ * one cause per address, in the order they were tried, in `errors` (as any
+ * AggregateError) and in `attempts` with the address each was for. `code` is
+ * the first attempt's (ECONNREFUSED...), as with Node's own autoSelectFamily,
+ * so that code that retries a refused connection sees one.
+ */
+class ConnectAttemptsError extends AggregateError {
+  constructor(host, port, attempts) {
+    const list = attempts.map(({ address, error }) => `${address} (${error.code ?? error.message})`).join(', ');
+    super(attempts.map((attempt) => attempt.error), `Could not connect to ${host}:${port}: every address failed: ${list}`);
+    this.name = 'ConnectAttemptsError';
+    this.code = attempts[0].error.code ?? 'ERR_STEADY_CONNECT_ATTEMPTS';
+    this.host = host;
+    this.port = port;
+    this.attempts = attempts.map(({ address, family, error }) => ({ address, family, error }));
+  }
+}
+
+/**
+ * A connection still being made (a Happy Eyeballs race) was given up:
+ * agent.destroy() ended it (`reason` 'destroyed'), or its request was
+ * aborted ('aborted'). The request hears what it hears on core's path when
+ * its connecting socket is destroyed: 'socket hang up', ECONNRESET.
+ */
+class SocketHangUpError extends Error {
+  constructor(reason) {
+    super('socket hang up');
+    this.name = 'SocketHangUpError';
+    this.code = 'ECONNRESET';
+    this.reason = reason;
+  }
+}
+
 /** An option has the wrong type, or a duration string that cannot be parsed. */
 class InvalidOptionTypeError extends TypeError {
   constructor(option, expected, value) {
@@ -241,6 +275,8 @@ module.exports = {
   QueueFullError,
   QueueTimeoutError,
   ConnectTimeoutError,
+  ConnectAttemptsError,
+  SocketHangUpError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   InvalidProxyOptionError,

@@ -98,7 +98,12 @@ function observeAgent(agent, options = {}) {
   // The sockets the agent holds already.
   for (const [map, state] of [[agent.sockets, ACTIVE], [agent.freeSockets, IDLE]]) {
     for (const pool in map) {
-      for (const socket of map[pool]) move(socket, socketOrigin(socket), state);
+      for (const socket of map[pool]) {
+        // A connection still being made (a Happy Eyeballs race, a proxy
+        // tunnel) holds a place here without being a socket of the agent's yet.
+        const entry = socketOrigin(socket);
+        if (entry !== undefined) move(socket, entry, state);
+      }
     }
   }
 

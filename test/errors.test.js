@@ -8,6 +8,8 @@ const {
   QueueFullError,
   QueueTimeoutError,
   ConnectTimeoutError,
+  ConnectAttemptsError,
+  SocketHangUpError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
   PeerDependencyMissingError,
@@ -93,6 +95,33 @@ describe('errors', () => {
     assert.equal(err.message, 'Connect timeout: still waiting for the TLS handshake (connectTimeout: 3000 ms)');
     assert.match(new ConnectTimeoutError('connect', 5).message, /the TCP connection \(connectTimeout: 5 ms\)$/);
     assert.match(new ConnectTimeoutError('proxy', 5).message, /the proxy's answer to CONNECT/);
+  });
+
+  it('ConnectAttemptsError is an AggregateError of each address\'s error, with the first one\'s code', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 192.0.2.1:443'), { code: 'ECONNREFUSED' });
+    const timedOut = Object.assign(new Error('connect ETIMEDOUT [2001:db8::1]:443'), { code: 'ETIMEDOUT' });
+    const err = new ConnectAttemptsError('example.com', 443, [
+      { address: '192.0.2.1', family: 4, error: refused },
+      { address: '2001:db8::1', family: 6, error: timedOut },
+    ]);
+    assert.ok(err instanceof AggregateError);
+    assert.equal(err.name, 'ConnectAttemptsError');
+    assert.equal(err.code, 'ECONNREFUSED');
+    assert.deepEqual(err.errors, [refused, timedOut]);
+    assert.deepEqual(err.attempts.map((a) => [a.address, a.family, a.error]), [['192.0.2.1', 4, refused], ['2001:db8::1', 6, timedOut]]);
+    assert.equal(err.message, 'Could not connect to example.com:443: every address failed: 192.0.2.1 (ECONNREFUSED), 2001:db8::1 (ETIMEDOUT)');
+    const uncoded = new ConnectAttemptsError('example.com', 80, [{ address: '192.0.2.1', family: 4, error: new Error('odd') }]);
+    assert.equal(uncoded.code, 'ERR_STEADY_CONNECT_ATTEMPTS');
+    assert.match(uncoded.message, /192\.0\.2\.1 \(odd\)$/);
+  });
+
+  it('SocketHangUpError is core\'s socket hang up, with why the connection was given up', () => {
+    const err = new SocketHangUpError('aborted');
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, 'SocketHangUpError');
+    assert.equal(err.message, 'socket hang up');
+    assert.equal(err.code, 'ECONNRESET');
+    assert.equal(err.reason, 'aborted');
   });
 
   it('InvalidOptionTypeError is a TypeError naming the option and the value', () => {

@@ -129,6 +129,29 @@ const OPTIONS = {
     await waitFor(() => originStats(dispatcher).socketsClosed === 1);
     assert.deepEqual(originStats(dispatcher).closeReasons, { 'active-timeout': 1 });
   },
+  async autoSelectFamily({ door, keep, make }) {
+    // A host name whose one address answers: raced when on, not when off.
+    const server = keep(await createServer('http:'));
+    const lookup = (host, options, callback) => (options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4));
+    const url = server.url('/').replace('127.0.0.1', 'walk.test');
+    const on = make({ autoSelectFamily: true, lookup });
+    await door.send(url, on.client);
+    assert.deepEqual(originStats(on.dispatcher).connectAttempts, { ipv4: 1, ipv6: 0 });
+    const off = make({ autoSelectFamily: false, lookup });
+    await door.send(url, off.client);
+    assert.deepEqual(originStats(off.dispatcher).connectAttempts, { ipv4: 0, ipv6: 0 });
+  },
+  async autoSelectFamilyAttemptTimeout({ door, keep, make }) {
+    // The first address refuses, the second answers: both tried in one race.
+    const server = keep(await createServer('http:'));
+    const lookup = (host, options, callback) => callback(null, [{ address: '127.0.0.2', family: 4 }, { address: '127.0.0.1', family: 4 }]);
+    const url = server.url('/').replace('127.0.0.1', 'walk.test');
+    assert.throws(() => make({ autoSelectFamilyAttemptTimeout: -1 }), { message: /autoSelectFamilyAttemptTimeout/ });
+    const { client, dispatcher } = make({ autoSelectFamily: true, autoSelectFamilyAttemptTimeout: 10, lookup });
+    await door.send(url, client);
+    assert.deepEqual(originStats(dispatcher).connectAttempts, { ipv4: 2, ipv6: 0 });
+    assert.deepEqual(originStats(dispatcher).connectWins, { ipv4: 1, ipv6: 0 });
+  },
   async connectTimeout({ door, keep, make }) {
     // A TLS server that never answers the handshake.
     const silent = keep(await createSilentServer());

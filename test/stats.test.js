@@ -59,6 +59,9 @@ for (const protocol of PROTOCOLS) {
             queueTimeouts: 0,
             refusedAfterClose: 0,
             leftQueue: 0,
+            // An IP literal: no Happy Eyeballs race (test/happy-eyeballs.test.js).
+            connectAttempts: { ipv4: 0, ipv6: 0 },
+            connectWins: { ipv4: 0, ipv6: 0 },
           },
         },
       });

@@ -30,7 +30,7 @@ function assemble(agent, config, settings) {
   const shutdown = new Shutdown(agent);
   const learning = new IdleLearning(config.learnServerTimeout, events, (pool) => expiry.tighten(pool));
   const expiry = new Expiry(agent, settings, learning, events);
-  const connections = new Connections(agent, config, shutdown, (socket, state, reason) => expiry.retire(socket, state, reason));
+  const connections = new Connections(agent, config, shutdown, events, (socket, state, reason) => expiry.retire(socket, state, reason));
   const { proxy, dns } = connections;
   const socketEvents = new SocketEvents(agent, events, learning, expiry, shutdown, dns);
   const reuse = new Reuse(agent, settings, events, expiry);

@@ -10,11 +10,14 @@ const { agentKeyOf } = require('../core/private_fields');
 const { forgetEmptyPool } = require('../core/agent_maps');
 const { ConnectionSetup, keepProbesOff } = require('../connect/connection_setup');
 const { createProxyRoutes } = require('../proxy');
+const { races } = require('../connect/happy_eyeballs');
+const { raceConnection, coreConnectReplaced } = require('../connect/agent_race');
 const { INIT_SOCKET } = require('../constants');
 
 class Connections {
   #agent;
   #shutdown;
+  #events;
   // TCP keep-alive and connectTimeout for each new connection, or null.
   #setup;
 
@@ -22,13 +25,15 @@ class Connections {
    * @param {object} agent
    * @param {object} config normalizeOptions(the caller's options)
    * @param {import('./shutdown').Shutdown} shutdown waits for the sockets being made
+   * @param {import('../observe/events').PoolEvents} events reports each Happy Eyeballs race
    * @param {(socket: object, state: object, reason: string) => void} retireFree
    *   closes a free socket (the dns option retires those whose address left
    *   their host's answer)
    */
-  constructor(agent, config, shutdown, retireFree) {
+  constructor(agent, config, shutdown, events, retireFree) {
     this.#agent = agent;
     this.#shutdown = shutdown;
+    this.#events = events;
     this.#setup = ConnectionSetup.create(config, agent.keepAliveMsecs);
     if (!config.tcpKeepAlive) keepProbesOff(agent);
     /** Proxy routing (proxy/), or null: without a proxy, one null check per hook. */
@@ -41,9 +46,9 @@ class Connections {
     }
   }
 
-  /** Core's createSocket begins: what its callback and createConnection share. */
-  creating(options) {
-    return { options, made: this.#shutdown.creatingOne() }; // close() waits for it
+  /** Core's createSocket begins for `req`: what its callback and createConnection share. */
+  creating(options, req) {
+    return { options, made: this.#shutdown.creatingOne(), raced: false, req }; // close() waits for it
   }
 
   /**
@@ -54,6 +59,18 @@ class Connections {
     const proxy = this.proxy;
     // dns: core's own copy of the options gets the cache's lookup.
     if (creation !== null && this.dns !== null) this.dns.connecting(args[0], proxy);
+    // Happy Eyeballs: a host name's addresses raced (connect/); the socket
+    // comes through core's callback.
+    if (creation !== null && typeof args[1] === 'function' && races(args[0]) && !proxy?.proxies(args[0])
+      && !coreConnectReplaced(this.#agent.protocol)) {
+      creation.options = args[0];
+      creation.raced = true; // counted as a socket from now on
+      return raceConnection(this.#agent, args[0], args[1], creation.req, {
+        connectTls: this.#agent.protocol === 'https:' ? connect : null,
+        setup: this.#setup,
+        report: this.#events.raceReport(agentKeyOf(args[0]), args[0]),
+      });
+    }
     let socket;
     try {
       // Proxy: for core's createSocket, connect to the proxy instead; a

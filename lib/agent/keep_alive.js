@@ -127,7 +127,7 @@ function keepAlive(Base, { name, getName: naming }) {
     // socket, through the callback, not the one returned). That socket, and
     // only that one, is initialised and counted.
     createSocket(req, options, callback) {
-      const creation = this.#connections.creating(options);
+      const creation = this.#connections.creating(options, req);
       this.#creating = creation;
       try {
         super.createSocket(req, options, (err, socket) => {

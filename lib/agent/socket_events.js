@@ -14,7 +14,7 @@ const { exposeSocketProperties } = require('./socket_name');
 const {
   listen, unlisten, upgradeCall, leaveErrorsToCore, coreClose, coreTimeout, coreRemove, erroredWhileFree,
 } = require('../core/socket_listeners');
-const { SocketTimeoutError, AgentDestroyedError } = require('../errors');
+const { SocketTimeoutError, AgentDestroyedError, SocketHangUpError } = require('../errors');
 const { CLOSE_REASONS, closeReason } = require('../state/close_reasons');
 const { countIn } = require('../core/agent_maps');
 const { markFailure } = require('./stale_marks');
@@ -48,6 +48,8 @@ class SocketEvents {
   #dns;
   // The socket core's createSocket set up, while INIT_SOCKET takes it on.
   #fromCore = null;
+  // That socket won a Happy Eyeballs race, counted when the race began.
+  #raced = false;
 
   constructor(agent, events, learning, expiry, shutdown, dns) {
     // The agent whose sockets these are (read by SocketState#agent).
@@ -61,12 +63,14 @@ class SocketEvents {
 
   /** Core's createSocket called back: `socket` is the one that serves the request. */
   created(err, socket, creation) {
-    // A failure before there was a socket of ours (a proxy tunnel);
-    // destroy() ending a tunnel under way is not one.
+    // A failure before there was a socket of ours (a proxy tunnel, a
+    // Happy Eyeballs race); destroy() ending one under way is not one, nor
+    // is the end of one whose request was aborted (SocketHangUpError).
     if (err) {
-      if (!(err instanceof AgentDestroyedError)) this.#events.socketCreateFailed();
+      if (!(err instanceof AgentDestroyedError) && !(err instanceof SocketHangUpError)) this.#events.socketCreateFailed();
     } else {
       this.#fromCore = socket; // if INIT_SOCKET throws, never the next socket
+      this.#raced = creation.raced === true;
       this.agent[INIT_SOCKET](socket, creation.options);
       this.#fromCore = null;
     }
@@ -87,7 +91,7 @@ class SocketEvents {
     socket.setNoDelay(true);
     this.#shutdown.opened();
     if (this.#dns !== null) this.#dns.socketCreated(state, options); // follows its host's answer
-    this.#events.socketCreated(socket, state);
+    this.#events.socketCreated(socket, state, this.#raced && this.#fromCore === socket);
     listen(socket, state, LISTENERS, this.#fromCore === socket);
     if (debug.enabled) debug('%s created', socket[SOCKET_NAME]);
   }

@@ -50,6 +50,17 @@ class ConnectTimeout {
   watchTunnel(proxySocket) {
     return new ConnectWatch(proxySocket, this.#timeout, true);
   }
+
+  /**
+   * Starts the clock on a Happy Eyeballs race (./happy_eyeballs.js), lookup
+   * included: expiry ends the race. The caller then hands the watch the
+   * socket it delivers (follow(): a TLS socket over the winner, ready at its
+   * handshake's end) or ends it (done(): plain TCP, or the race failed), so
+   * that one timer covers the whole of a connection's set-up.
+   */
+  watchRace(race) {
+    return new ConnectWatch(null, this.#timeout, false, race);
+  }
 }
 
 // One connection on its way to ready. Its listeners are closures over it:
@@ -61,6 +72,7 @@ class ConnectWatch {
   #tunnel; // #socket is the connection to a proxy, before the tunnel's TLS socket
   #phase;
   #timer;
+  #race; // a Happy Eyeballs race, while #socket is null
   // autoSelectFamily: an attempt that ended otherwise than by a timeout.
   #attemptFailed = false;
 
@@ -98,19 +110,24 @@ class ConnectWatch {
     this.#expire();
   };
 
-  constructor(socket, timeout, tunnel) {
+  constructor(socket, timeout, tunnel, race = null) {
     this.#socket = socket;
     this.#timeout = timeout;
     this.#tunnel = tunnel;
-    this.#phase = socket.connecting ? 'connect' : 'tls';
+    this.#race = race;
+    this.#phase = socket === null || socket.connecting ? 'connect' : 'tls';
     this.#timer = setTimeout(this.#onTimeout, timerDelay(timeout));
-    this.#attach(socket);
+    if (socket !== null) this.#attach(socket);
   }
 
-  /** The tunnel is open: the TLS socket inside it is the one to wait for now. */
+  /**
+   * The tunnel is open, or the race won: the TLS socket over it is the one
+   * to wait for now.
+   */
   follow(tlsSocket) {
     if (this.#timer === null) return;
-    this.#detach(this.#socket);
+    if (this.#socket !== null) this.#detach(this.#socket);
+    this.#race = null;
     this.#socket = tlsSocket;
     this.#tunnel = false;
     this.#phase = 'tls';
@@ -133,19 +150,30 @@ class ConnectWatch {
     socket.removeListener('close', this.#onClose);
   }
 
+  /** The race delivered a connected TCP socket, or failed: nothing more to wait for. */
+  done() {
+    this.#stop();
+  }
+
   // Ready, or closed: the timer is no longer needed.
   #stop() {
     if (this.#timer !== null) {
       clearTimeout(this.#timer);
       this.#timer = null;
     }
-    this.#detach(this.#socket);
+    if (this.#socket !== null) this.#detach(this.#socket);
+    this.#race = null;
   }
 
   #expire() {
     const socket = this.#socket;
     const phase = this.#phase;
+    const race = this.#race;
     this.#stop();
+    if (socket === null) {
+      race.destroy(new ConnectTimeoutError(phase, this.#timeout));
+      return;
+    }
     // Destroyed already (its 'close' is on the way): its own error stands.
     if (!socket.destroyed) socket.destroy(new ConnectTimeoutError(phase, this.#timeout));
   }

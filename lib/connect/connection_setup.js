@@ -61,9 +61,19 @@ class ConnectionSetup {
 
   /** A socket just made for a request (connecting, or connected by whoever made it). */
   opened(socket) {
+    this.probe(socket);
+    if (this.#connectTimeout !== null) this.#connectTimeout.watch(socket);
+  }
+
+  /** TCP keep-alive probes on a socket (the winner of a Happy Eyeballs race, connected). */
+  probe(socket) {
     if (this.#probeDelay !== null) socket.setKeepAlive(true, this.#probeDelay);
     else socket.setKeepAlive(false);
-    if (this.#connectTimeout !== null) this.#connectTimeout.watch(socket);
+  }
+
+  /** A Happy Eyeballs race under way: the connect timeout's watch over it, or null. */
+  watchRace(race) {
+    return this.#connectTimeout === null ? null : this.#connectTimeout.watchRace(race);
   }
 
   /**

@@ -22,6 +22,7 @@ const CHANNEL_NAMES = Object.freeze({
   dnsChange: 'steady-agent:dns:change',
   dnsStale: 'steady-agent:dns:stale',
   dnsRetire: 'steady-agent:dns:retire',
+  connectAttempt: 'steady-agent:connect:attempt',
 });
 
 const channels = Object.freeze(Object.fromEntries(Object.entries(CHANNEL_NAMES).map(([key, name]) => [key, dc.channel(name)])));

@@ -87,12 +87,35 @@ class PoolEvents {
     return this.#use(pool, options);
   }
 
-  /** The agent took on a new socket (its state is attached). */
-  socketCreated(socket, state) {
-    this.#agent.createSocketCount++;
+  /**
+   * The agent took on a new socket (its state is attached). `counted`: it
+   * was counted in createSocketCount as its race began (raceReport).
+   */
+  socketCreated(socket, state, counted = false) {
+    if (!counted) this.#agent.createSocketCount++;
     const entry = state.entry;
     entry.socketsCreated++;
     if (channels.create.hasSubscribers) this.#publish(channels.create, {}, entry, socket);
+  }
+
+  /**
+   * The origin's side of a Happy Eyeballs race (lib/connect): its getStats()
+   * counters, its channel messages, and its settling once the race failed.
+   */
+  raceReport(pool, options) {
+    const entry = this.#use(pool, options);
+    return {
+      entry,
+      publish: (channel, message) => this.#publish(channel, message, entry),
+      settle: () => this.#origins.settle(entry),
+      // agentkeepalive's counts of sockets made and closed: core's path
+      // counts a socket as createConnection returns it, before it connects
+      // (code written for agentkeepalive reads createSocketCount right
+      // after http.request()), even one whose lookup then fails; a race
+      // counts as that socket from its start, and as closed if it fails.
+      began: () => { this.#agent.createSocketCount++; },
+      failed: () => { this.#agent.closeSocketCount++; },
+    };
   }
 
   /** Making a socket failed before there was one of ours (a proxy tunnel). */

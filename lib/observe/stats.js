@@ -42,7 +42,20 @@ class RareStats {
   // The queue's counts (QueueStats), made at the origin's first request
   // without a socket at once: most origins never queue one.
   queue = null;
+  // Happy Eyeballs attempts begun and won, by family (AttemptStats), made
+  // at the first race: connections to IP literals never race.
+  attempts = null;
 }
+
+// Connection attempts of the origin's Happy Eyeballs races (lib/connect).
+class AttemptStats {
+  ipv4 = 0;
+  ipv6 = 0;
+  wonIpv4 = 0;
+  wonIpv6 = 0;
+}
+
+const NO_ATTEMPTS = Object.freeze(new AttemptStats());
 
 const NO_RARE = Object.freeze(new RareStats());
 
@@ -108,6 +121,20 @@ class OriginStats {
   get confidence() { return this.rare.confidence; }
   set confidence(value) { if (value !== this.rare.confidence) ownRare(this).confidence = value; }
 
+  /** A Happy Eyeballs attempt to an address of `family` (4 or 6) began. */
+  attemptStarted(family) {
+    const attempts = (ownRare(this).attempts ??= new AttemptStats());
+    if (family === 6) attempts.ipv6++;
+    else attempts.ipv4++;
+  }
+
+  /** A Happy Eyeballs attempt to an address of `family` won its race. */
+  attemptWon(family) {
+    const attempts = (ownRare(this).attempts ??= new AttemptStats());
+    if (family === 6) attempts.wonIpv6++;
+    else attempts.wonIpv4++;
+  }
+
   closed(reason) {
     this.socketsClosed++;
     const rare = ownRare(this);
@@ -142,6 +169,7 @@ class OriginStats {
   toJSON(agent, evidence = []) {
     const origin = this.origin;
     const queue = this.queue ?? NO_QUEUE;
+    const attempts = this.rare.attempts ?? NO_ATTEMPTS;
     return {
       active: agent.sockets[origin]?.length ?? 0,
       free: agent.freeSockets[origin]?.length ?? 0,
@@ -162,6 +190,8 @@ class OriginStats {
       queueTimeouts: queue.queueTimeouts,
       refusedAfterClose: queue.refusedAfterClose,
       leftQueue: queue.leftQueue,
+      connectAttempts: { ipv4: attempts.ipv4, ipv6: attempts.ipv6 },
+      connectWins: { ipv4: attempts.wonIpv4, ipv6: attempts.wonIpv6 },
     };
   }
 }

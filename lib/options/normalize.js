@@ -3,7 +3,7 @@
 // Options are validated and normalised once, at construction, into a new
 // frozen object. The caller's object is only read, never written.
 const { inspect } = require('node:util');
-const { InvalidOptionTypeError } = require('../errors');
+const { InvalidOptionTypeError, InvalidOptionValueError } = require('../errors');
 const { warnDeprecated } = require('./deprecate');
 const { warnNearMisses } = require('./typos');
 const { normalizeProxyOptions } = require('../proxy/options');
@@ -26,7 +26,7 @@ const OWN = new Set([
 
 // The options a misspelled key is compared with: ours,
 // and core's agent options the README documents.
-const DOCUMENTED = new Set([...OWN, 'maxTotalSockets', 'scheduling']);
+const DOCUMENTED = new Set([...OWN, 'maxTotalSockets', 'scheduling', 'autoSelectFamily', 'autoSelectFamilyAttemptTimeout']);
 
 /**
  * Validates the caller's options and returns a new frozen object: every
@@ -75,6 +75,7 @@ function normalizeOptions(input) {
   normalized.connectTimeout = duration('connectTimeout', input.connectTimeout) ?? 0;
   // TCP keep-alive probes from the moment a socket connects.
   normalized.tcpKeepAlive = boolean('tcpKeepAlive', input.tcpKeepAlive) ?? true;
+  happyEyeballsOptions(input, normalized);
   // maxTotalSockets and scheduling pass through: core's constructor validates
   // them, and code written for core's agent expects core's error classes.
   // Only a count string becomes its number first (core refuses any string).
@@ -97,6 +98,23 @@ function normalizeOptions(input) {
   }
   warnNearMisses(input, DOCUMENTED);
   return Object.freeze(normalized);
+}
+
+// Happy Eyeballs (lib/connect): autoSelectFamily and the Connection Attempt
+// Delay, as Node names them. Unset, they stay unset: Node's defaults hold,
+// read at each connection. Set, they reach core's copies of the options
+// (where the race reads them) and net (a connection not raced: a proxy's)
+// as the values net takes.
+function happyEyeballsOptions(input, normalized) {
+  const autoSelectFamily = boolean('autoSelectFamily', input.autoSelectFamily);
+  if (autoSelectFamily !== undefined) normalized.autoSelectFamily = autoSelectFamily;
+  const delay = duration('autoSelectFamilyAttemptTimeout', input.autoSelectFamilyAttemptTimeout);
+  if (delay === undefined) return;
+  if (delay < 1) {
+    throw new InvalidOptionValueError('autoSelectFamilyAttemptTimeout',
+      'a duration of at least 1 ms (the Connection Attempt Delay; values under 10 are read as 10, as Node reads them)', input.autoSelectFamilyAttemptTimeout);
+  }
+  normalized.autoSelectFamilyAttemptTimeout = Math.ceil(delay);
 }
 
 // got's `timeout: { connect, request, ... }` is an object of phases; here

@@ -21,18 +21,18 @@ const { channels: events } = require('../observe/channels');
 
 /** undici's `connect` for `transport`: a socket of ours, connected (under maxTotalSockets, once there is a place). */
 function connector(transport) {
-  return function connect(params, callback) {
+  // `winner`: a socket connected already, by a Happy Eyeballs race
+  // (lib/connect/undici_race.js), to an origin with no proxy.
+  return function connect(params, callback, winner) {
     const secure = params.protocol === 'https:';
-    const host = params.hostname.startsWith('[') ? params.hostname.slice(1, -1) : params.hostname;
-    const port = Number(params.port || (secure ? 443 : 80));
-    const origin = transport.byName.get(`${host}:${port}:`) ?? transport.origin(`${params.protocol}//${params.host ?? params.hostname}`);
+    const origin = transport.originOf(params);
     const open = (err) => {
       if (err) {
         callback(err, null);
         return;
       }
       try {
-        openSocket(transport, origin, params, secure, callback);
+        openSocket(transport, origin, params, secure, callback, winner);
       } catch (error) {
         // net.connect or tls.connect refused its options: no socket holds the place.
         transport.limitsOfSockets.released();
@@ -44,7 +44,7 @@ function connector(transport) {
 }
 
 /** Opens a socket of `origin`: direct, to its proxy, or through a CONNECT tunnel. */
-function openSocket(transport, origin, params, secure, callback) {
+function openSocket(transport, origin, params, secure, callback, winner) {
   const options = transport.options;
   const host = origin.host;
   const connectOptions = { host, port: origin.port };
@@ -58,7 +58,13 @@ function openSocket(transport, origin, params, secure, callback) {
   }
   const proxy = origin.proxy;
   if (proxy === null) {
-    adopt(transport, origin, secure ? transport.tlsSessions.connect(connectOptions) : net.connect(connectOptions), secure, true, callback);
+    if (winner === undefined) {
+      adopt(transport, origin, secure ? transport.tlsSessions.connect(connectOptions) : net.connect(connectOptions), secure, true, callback);
+    } else if (secure) {
+      adopt(transport, origin, transport.tlsSessions.connect({ ...connectOptions, socket: winner }), true, true, callback);
+    } else {
+      adopt(transport, origin, winner, false, true, callback, true);
+    }
     return;
   }
   // The connection to the proxy carries the probes and the active timeout
@@ -87,9 +93,10 @@ function openSocket(transport, origin, params, secure, callback) {
 /**
  * `socket` (connecting) is one of `origin`'s: its state, listeners and
  * timers; `callback` once it is ready. `watchConnect`: the connect timeout
- * watches it (a tunnel's watch follows it already).
+ * watches it (a tunnel's watch follows it already). `connected`: it is
+ * ready now (a race's winner, over plain TCP).
  */
-function adopt(transport, origin, socket, secure, watchConnect, callback) {
+function adopt(transport, origin, socket, secure, watchConnect, callback, connected = false) {
   const options = transport.options;
   const state = new SocketState(origin, socket, secure, ++transport.created);
   track(socket, state);
@@ -114,6 +121,10 @@ function adopt(transport, origin, socket, secure, watchConnect, callback) {
     socket.removeListener(secure ? 'secureConnect' : 'connect', ready);
     callback(err, null);
   };
+  if (connected) {
+    ready();
+    return;
+  }
   socket.once(secure ? 'secureConnect' : 'connect', ready);
   socket.once('error', failed);
 }

@@ -7,6 +7,7 @@
 // API asks of it (dispatch, close, destroy, and the failures a closed one
 // gives), apart from the transport's state.
 const { Transport } = require('./transport');
+const { withRaces } = require('../connect/undici_race');
 
 // Agent class -> Map of name -> our class: steady-agent/fetch and
 // createDispatcher may both subclass npm's Agent, with names and errors of their own.
@@ -45,7 +46,7 @@ function dispatcherClass(Agent, name, ClientClosedError) {
       constructor(options, { resendBuffered = false, entry = 'createDispatcher' } = {}) {
         const transport = new Transport(options, resendBuffered, entry);
         try {
-          super(transport.agentOptions());
+          super(withRaces(transport, transport.agentOptions()));
         } catch (err) {
           transport.stop();
           throw err;

@@ -143,6 +143,13 @@ class Transport {
     return origin;
   }
 
+  /** The origin undici's connect `params` are for. */
+  originOf(params) {
+    const host = params.hostname.startsWith('[') ? params.hostname.slice(1, -1) : params.hostname;
+    const port = Number(params.port || (params.protocol === 'https:' ? 443 : 80));
+    return this.byName.get(`${host}:${port}:`) ?? this.origin(`${params.protocol}//${params.host ?? params.hostname}`);
+  }
+
   /** Wraps `handler` and hands the request to undici. */
   dispatch(opts, handler) {
     if (opts.upgrade || opts.method === 'CONNECT') {

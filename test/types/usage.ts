@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import Agent, { HttpAgent, HttpsAgent, constants } from 'steady-agent';
-import type { AgentStats, AgentStatus, CloseReason, ConnectTimeoutError, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats, ProxyConnectionError } from 'steady-agent';
+import type { AgentStats, AgentStatus, ChannelMessages, CloseReason, ConnectAttemptsError, ConnectTimeoutError, DnsHostStats, DnsOptions, HttpOptions, HttpsOptions, OriginStats, ProxyConnectionError } from 'steady-agent';
 import * as dns from 'node:dns';
 import axios from 'axios';
 
@@ -156,6 +156,24 @@ function onConnectError(err: Error): string | undefined {
   return `${code} in phase ${timedOut.phase} after ${timedOut.timeout} ms`;
 }
 console.log(health, onConnectError(new Error('x')));
+
+// Happy Eyeballs: options as Node names them, taking strings too; the error
+// of a race every address lost; the attempt event; the stats by family.
+new HttpsAgent({ autoSelectFamily: 'true', autoSelectFamilyAttemptTimeout: '100ms' });
+new HttpAgent({ autoSelectFamily: false, autoSelectFamilyAttemptTimeout: 250 });
+// @ts-expect-error a duration, not a boolean
+new HttpAgent({ autoSelectFamilyAttemptTimeout: true });
+function onAttempts(err: Error): string[] {
+  if (err.name !== 'ConnectAttemptsError') return [];
+  const failed = err as ConnectAttemptsError;
+  const family: 4 | 6 | undefined = failed.attempts[0]?.family;
+  return [String(family), ...failed.attempts.map(({ address, error }) => `${address} ${error.code ?? error.message}`), ...failed.errors.map(String)];
+}
+function onAttempt(message: ChannelMessages['steady-agent:connect:attempt']): string {
+  return `${message.origin} ${message.address} (IPv${message.family}) ${message.outcome}: ${message.why} after ${message.elapsedMs} ms`;
+}
+const wins: number = healthy.getStats().origins['localhost:443:']?.connectWins.ipv6 ?? 0;
+console.log(onAttempts(new Error('x')), onAttempt, wins);
 
 // Proxies: a URL string or URL, NO_PROXY as a string or array, process.env.
 const proxied = new HttpsAgent({ proxy: 'http://user:pass@proxy.internal:3128', noProxy: ['localhost', '.internal'] });
