@@ -12,6 +12,7 @@ const http = require('node:http');
 const net = require('node:net');
 const { createFetch } = require('steady-agent/fetch');
 const { createDispatcher } = require('steady-agent/undici');
+const { closeAfterEach } = require('./support/cleanup');
 const { UNDICI_MAJORS } = require('./support/fetch');
 const { createDnsServer } = require('./support/dns_server');
 const { watchAgent } = require('./support/channels');
@@ -82,14 +83,7 @@ const DOORS = [
 for (const door of DOORS) {
   describe(`${door.title}: dns retires the sockets to an address that left the answer`, function () {
     this.timeout(20000);
-    const handles = [];
-    const keep = (handle) => {
-      handles.push(handle);
-      return handle;
-    };
-    afterEach(async () => {
-      for (const handle of handles.splice(0)) await handle.close();
-    });
+    const { keep } = closeAfterEach({ inOrder: true });
     before(async function () {
       if (!(await loopbackAliases())) this.skip();
     });

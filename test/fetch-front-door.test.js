@@ -10,6 +10,7 @@ const http = require('node:http');
 const { createFetch } = require('steady-agent/fetch');
 const { createDispatcher } = require('steady-agent/undici');
 const { observeAgent } = require('steady-agent/otel');
+const { closeAfterEach } = require('./support/cleanup');
 const { UNDICI_MAJORS } = require('./support/fetch');
 const { startBlackhole } = require('./support/blackhole');
 const { createDnsServer } = require('./support/dns_server');
@@ -76,15 +77,8 @@ const DOORS = [
 for (const door of DOORS) {
   describe(`${door.title}: connectTimeout, the queue, dns and otel`, function () {
     this.timeout(20000);
-    const handles = [];
-    const keep = (handle) => {
-      handles.push(handle);
-      return handle;
-    };
     // Servers first: they answer what they held, so that close() of a dispatcher ends.
-    afterEach(async () => {
-      for (const handle of handles.splice(0)) await handle.close();
-    });
+    const { keep } = closeAfterEach({ inOrder: true });
 
     it('connectTimeout fails a connect that never completes, with the agent\'s error', async () => {
       const blackhole = keep(await startBlackhole());

@@ -13,6 +13,7 @@
 const assert = require('node:assert/strict');
 const { randomUUID } = require('node:crypto');
 const { createFetch } = require('steady-agent/fetch');
+const { closeAfterEach } = require('./support/cleanup');
 const { collisionServer, secondOnConnection } = require('./support/fetch');
 const { delay } = require('./support/request');
 
@@ -31,14 +32,7 @@ function completion(req, res) {
 
 describe('SDKs that take a fetch option, given createFetch()', function () {
   this.timeout(20000);
-  const handles = [];
-  const keep = (handle) => {
-    handles.push(handle);
-    return handle;
-  };
-  afterEach(async () => {
-    for (const handle of handles.splice(0)) await handle.close();
-  });
+  const { keep } = closeAfterEach({ inOrder: true });
 
   describe('openai', () => {
     const OpenAI = require('openai');

@@ -9,17 +9,21 @@ const { createAgent } = require('./agents');
 // Call from inside a `describe`: it registers the `afterEach` there.
 
 /**
+ * @param {{ inOrder?: boolean }} [order] inOrder: close handles in the order kept
  * @returns {{ keep: <T extends { close(): unknown }>(handle: T) => T, agentOf: (Agent: any, options?: object) => any, agentFor: (protocol: string, options?: object) => any }}
  *   keep(handle): closes a server or proxy handle after the test (last kept, first closed);
  *   agentOf(Agent, options): a new agent, destroyed after the test, before the servers close;
  *   agentFor(protocol, options): the same, a steady-agent for 'http:' or 'https:' (support/agents.js).
  */
-function closeAfterEach() {
+function closeAfterEach({ inOrder = false } = {}) {
   const closers = [];
   const agents = [];
   afterEach(async () => {
     for (const agent of agents.splice(0)) agent.destroy();
-    for (const close of closers.splice(0).reverse()) await close();
+    // inOrder: first kept, first closed (servers before the dispatcher they
+    // hold requests of, so that the dispatcher's close() can end).
+    const closing = closers.splice(0);
+    for (const close of inOrder ? closing : closing.reverse()) await close();
   });
   return {
     keep(handle) {
