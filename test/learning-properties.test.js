@@ -250,6 +250,14 @@ describe('learning rules, property-tested on a model of the pool', function () {
       'counting: a refuted probe back in the pool met the true limit': {
         hinted: false, limit: 100, latency: 0.1, gaps: [33.44, 33.44, 33.44, 33.493504, 33.44, 33.44, 33.433312, 33.44, 33.078848, 33.44, 33.44, 33.44, 33.44, 32.991904, 32.978528, 33.44, 33.33968, 33.44, 33.159104, 33.165792], width: 1, restarts: [100.723427, 33.574476], resets: [6],
       },
+      'counting: two faults at a 20 ms rhythm agreed far below a 2 s hint, few reuses as long': {
+        hinted: true, tls: true, limit: 2000, latency: 1.6, gaps: Array(13).fill(20), width: 1, restarts: [98.4, 0, 222.48], idleRestarts: [], resets: [8],
+      },
+      'counting: three faults at one phase of the rhythm confirmed a wrong limit; its probes died past it': {
+        hinted: false, tls: false, limit: 147, latency: 0.1, width: 3, idleRestarts: [], resets: [4],
+        gaps: [73.213, 63.8929851, 73.213, 73.6303141, ...Array(11).fill(73.213), 76.1341987, 73.213, 73.213, 73.9085235, 73.213],
+        restarts: [127.49001396879996, 200.93534810299994],
+      },
     };
     for (const [name, s] of Object.entries(cases)) {
       it(name, () => {

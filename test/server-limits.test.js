@@ -81,6 +81,20 @@ describe('the learning rules: one test a row of the table (server_limits.js)', (
     assert.equal(close(limits, A, 706, 9000, { hinted: 5000, probe: true }), 'held', 'its probe\'s verdicts, as any other');
   });
 
+  it('any, closes agree far below the hint but do not outweigh the survivals twice over: refused', () => {
+    // A rhythm of 20 ms against a server announcing 2 s: reuses after a new
+    // connection idle less (its handshake took part of the gap), so only two
+    // survived at the rhythm's idle time when two faults came there.
+    const limits = new ServerLimits();
+    survive(limits, A, 10, 1);
+    survive(limits, A, 17, 2);
+    assert.equal(close(limits, A, 17, 100, { hinted: 2000, collision: true }), 'refused');
+    survive(limits, A, 10, 1);
+    assert.equal(close(limits, A, 17, 160, { hinted: 2000, collision: true }), 'refused');
+    assert.equal(limitOf(limits, A), undefined);
+    assert.equal(TUNING.HINT_DOMINANCE > TUNING.LOWER_DOMINANCE, true, 'a hint is doubted on more evidence than a learned limit');
+  });
+
   it('unknown, a close that deaths dominate: a tentative limit (a probe will tell)', () => {
     const limits = new ServerLimits();
     const learned = limits.died(A, { idleMs: 900.4, now: 1000, collision: true });
@@ -400,14 +414,19 @@ describe('idle allowance and margins', () => {
     assert.deepEqual(idleAllowance(1000, undefined, 9000, 1000), { timeout: 1000, limitedBy: null });
   });
 
-  it('a tentative limit\'s probe waits half the limit more; a confirmed one\'s, the uncapped free timeout', () => {
-    assert.equal(probeBound(200, false, 4000), 300);
-    assert.equal(probeBound(20, false, 4000), 30);
-    assert.equal(probeBound(4, false, 4000), 9, 'at least a few ms beyond the limit');
-    assert.equal(probeBound(3000, false, 4000), 4500, 'beyond the free timeout: a trial cut short would show nothing');
-    assert.equal(probeBound(200, true, 4000), 4000);
-    assert.equal(probeBound(200, true, Infinity), 10000);
-    assert.equal(probeBound(60000, true, Infinity), 240000);
+  it('a probe waits half the limit more, tentative or confirmed', () => {
+    assert.equal(probeBound(200), 300);
+    assert.equal(probeBound(20), 30);
+    assert.equal(probeBound(4), 9, 'at least a few ms beyond the limit');
+    assert.equal(probeBound(3000), 4500, 'beyond the free timeout: a trial cut short would show nothing');
+  });
+
+  it('a confirmed limit\'s probe has the same bound: a probe open past it refutes a limit faults confirmed', () => {
+    const limits = confirmedAt(63);
+    const record = limits.peek(A);
+    assert.deepEqual(atDeadline(4000, undefined, record, false, 1000, 52), { action: 'probe', bound: probeBound(63) });
+    assert.equal(limits.survived(A, probeBound(63), true, TUNING.TRIAL_EXTRA_MIN_MS).outcome, 'refuted');
+    assert.equal(limitOf(limits, A), undefined);
   });
 });
 

@@ -9,7 +9,7 @@
 const { TUNING } = require('./learning_tuning');
 
 const {
-  MARGIN_FRACTION, MARGIN_FLOOR_MS, MARGIN_FLOOR_CAP, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS, PROBE_BOUND_FACTOR, PROBE_BOUND_MIN_MS,
+  MARGIN_FRACTION, MARGIN_FLOOR_MS, MARGIN_FLOOR_CAP, TRIAL_FACTOR, TRIAL_EXTRA_MIN_MS,
 } = TUNING;
 
 /**
@@ -24,19 +24,16 @@ function learnedMargin(limit, serverTimeoutMargin) {
 
 /**
  * How long a socket whose idle time a learned limit capped may stay open as
- * a probe, in ms of idle time.
+ * a probe, in ms of idle time: TRIAL_FACTOR times the limit, at least
+ * TRIAL_EXTRA_MIN_MS beyond it, tentative or confirmed. It may outlast the
+ * free timeout: the probe is out of the pool, and a trial cut short could
+ * never show the limit wrong. A probe still open then has shown it wrong,
+ * confirmed or not: faults at one phase of a steady rhythm can confirm a
+ * limit, and every request opens a connection until its probe says so.
  * @param {number} limit the learned limit
- * @param {boolean} confirmed whether it is confirmed
- * @param {number} uncapped the free timeout it would have without the
- *   learned limit (Infinity: none)
  */
-function probeBound(limit, confirmed, uncapped) {
-  // A tentative limit's trial may outlast the free timeout: the probe is out
-  // of the pool, and a trial cut short could never show the limit wrong.
-  const trial = Math.max(limit * TRIAL_FACTOR, limit + TRIAL_EXTRA_MIN_MS);
-  if (!confirmed) return trial;
-  if (uncapped !== Infinity) return uncapped > trial ? uncapped : trial;
-  return Math.max(PROBE_BOUND_FACTOR * limit, PROBE_BOUND_MIN_MS);
+function probeBound(limit) {
+  return Math.max(limit * TRIAL_FACTOR, limit + TRIAL_EXTRA_MIN_MS);
 }
 
 /**
@@ -95,7 +92,7 @@ function atDeadline(uncapped, hinted, learned, probing, margin, allowedMs) {
   const allowed = idleAllowance(uncapped, hinted, cap, margin);
   if (allowed.timeout > allowedMs + 1) return { action: 'wait', timeout: allowed.timeout };
   if (allowed.limitedBy === 'learned' && !probing) {
-    return { action: 'probe', bound: probeBound(cap, learned.confirmed, uncapped) };
+    return { action: 'probe', bound: probeBound(cap) };
   }
   return { action: 'expire' };
 }

@@ -38,6 +38,11 @@ const TUNING = Object.freeze({
   DECAY: 0.85,
   /** a close before this share of the announced timeout is not believed */
   HINT_TRUST: 0.5,
+  /**
+   * unless closes agree there and outweigh the survivals as long by this:
+   * a server that announced a limit is doubted only on strong evidence
+   */
+  HINT_DOMINANCE: 2,
   /** the histogram's resolution: each octave of idle times in this many buckets (about 4.4% apart) */
   BUCKETS_PER_OCTAVE: 16,
   MAX_BUCKETS: 24,
@@ -54,12 +59,9 @@ const TUNING = Object.freeze({
   MARGIN_FRACTION: 0.15,
   MARGIN_FLOOR_MS: 25,
   MARGIN_FLOOR_CAP: 0.18,
-  /** a tentative limit's probe stays open TRIAL_FACTOR times the limit, at least TRIAL_EXTRA_MIN_MS beyond it */
+  /** a limit's probe stays open TRIAL_FACTOR times the limit, at least TRIAL_EXTRA_MIN_MS beyond it */
   TRIAL_FACTOR: 1.5,
   TRIAL_EXTRA_MIN_MS: 5,
-  /** a confirmed limit's probe, with no free timeout to wait: PROBE_BOUND_FACTOR times it, at least PROBE_BOUND_MIN_MS */
-  PROBE_BOUND_FACTOR: 4,
-  PROBE_BOUND_MIN_MS: 10000,
 });
 
 module.exports = { TUNING };

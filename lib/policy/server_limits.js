@@ -24,7 +24,7 @@
 // |--------------|-----------------------------------------------|----------------------------------------|-------------------|-----------|
 // | any          | a close at t                                  | survivals at t or longer dominate      | as it was         | refused   |
 // | any          | a close at t < HINT_TRUST of the hint          | one close near t                       | as it was         | refused   |
-// | any          | a close at t < HINT_TRUST of the hint          | closes agree near t, outweigh survivals | tentative t      | learned   |
+// | any          | a close at t < HINT_TRUST of the hint          | closes agree near t, outweigh survivals HINT_DOMINANCE times | tentative t | learned |
 // | unknown      | a close at t                                  | deaths dominate                        | tentative t       | learned   |
 // | tentative L  | a trial: its probe, or a socket idle L, dies about L | the first                       | tentative L       | held      |
 // | tentative L  | a trial                                       | the second                             | confirmed L       | confirmed |
@@ -276,9 +276,12 @@ class ServerLimits {
     const what = fact.collision ? 'a request failed' : 'the server closed a socket';
     if (hinted !== undefined && idle < hinted * TUNING.HINT_TRUST && !confirms(state, idle, fact.probe === true)) {
       // Servers honour the hint they send: one close far below it is a
-      // fault, unless closes agree there and outweigh the survivals: then a
-      // tentative limit, which its probe tries.
-      if (died > TUNING.LOWER_DOMINANCE * survived && state.evidence.diedNear(idle) >= TUNING.CONFIRM_WEIGHT
+      // fault, unless closes agree there and outweigh the survivals twice
+      // over (HINT_DOMINANCE): then a tentative limit, which its probe
+      // tries. Two faults at a steady rhythm agree, and after each new
+      // connection the next reuse idles less (the handshake took part of
+      // the gap): few reuses count at the rhythm's idle time.
+      if (died > TUNING.HINT_DOMINANCE * survived && state.evidence.diedNear(idle) >= TUNING.CONFIRM_WEIGHT
         && !(state.limit <= idle)) {
         const outcome = state.limit === undefined ? 'learned' : 'lowered';
         if (!state.confirmed) state.set(idle, false, fact.collision === true);
