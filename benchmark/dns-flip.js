@@ -20,12 +20,12 @@
 //
 //   node benchmark/dns-flip.js
 //   BENCH_DNS_ROUNDS=1 BENCH_AGENTS=steady-agent,node-keepalive node benchmark/dns-flip.js
-const dns = require('node:dns');
 const http = require('node:http');
 const AgentKeepAlive = require('agentkeepalive');
 const SteadyAgent = require('..');
 const { versionOf } = require('./lib/agents');
 const { startServer, runMain } = require('./lib/processes');
+const { resolverFor, lookupFor } = require('./lib/dns_client');
 const { median, fixed, count, envNumber } = require('./lib/stats');
 const { printTable } = require('./lib/table');
 const { saveScenario } = require('./lib/results');
@@ -45,17 +45,6 @@ const OLD = '127.0.0.2';
 const NEW = '127.0.0.3';
 const REQUEST_TIMEOUT_MS = 5000;
 
-/** A `lookup` for net that asks the DNS server on every call: what a fresh system lookup would find. */
-function freshLookup(resolver) {
-  return (hostname, options, callback) => {
-    resolver.resolve4(hostname, (err, addresses) => {
-      if (err) callback(err);
-      else if (options.all) callback(null, addresses.map((address) => ({ address, family: 4 })));
-      else callback(null, addresses[0], 4);
-    });
-  };
-}
-
 const CANDIDATES = [
   {
     id: 'steady-agent',
@@ -65,12 +54,12 @@ const CANDIDATES = [
   {
     id: 'node-keepalive',
     label: () => 'http.Agent keepAlive:true',
-    create: (resolver) => agentClient(new http.Agent({ keepAlive: true, maxSockets: concurrency, lookup: freshLookup(resolver) })),
+    create: (resolver) => agentClient(new http.Agent({ keepAlive: true, maxSockets: concurrency, lookup: lookupFor(resolver) })),
   },
   {
     id: 'agentkeepalive',
     label: () => `agentkeepalive ${versionOf('agentkeepalive')} socketActiveTTL: 5s`,
-    create: (resolver) => agentClient(new AgentKeepAlive({ maxSockets: concurrency, socketActiveTTL: '5s', lookup: freshLookup(resolver) })),
+    create: (resolver) => agentClient(new AgentKeepAlive({ maxSockets: concurrency, socketActiveTTL: '5s', lookup: lookupFor(resolver) })),
   },
   {
     id: 'undici',
@@ -141,8 +130,7 @@ async function run(candidate, dnsServer) {
   await dnsServer.call('set', HOST, { A: [OLD], ttl });
   const old = await startServer('backend', { host: OLD, servedBy: true, delay: serverDelayMs });
   const next = await startServer('backend', { host: NEW, port: old.port, servedBy: true, delay: serverDelayMs });
-  const resolver = new dns.Resolver({ timeout: 1000, tries: 2 });
-  resolver.setServers([`127.0.0.1:${dnsServer.port}`]);
+  const resolver = resolverFor(dnsServer.port);
   const client = candidate.create(resolver);
   if (client === null) {
     await Promise.all([old.stop(), next.stop()]);

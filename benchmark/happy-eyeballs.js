@@ -21,12 +21,12 @@
 //
 //   node benchmark/happy-eyeballs.js
 //   BENCH_HE_RUNS=5 BENCH_AGENTS=steady-agent,node-keepalive node benchmark/happy-eyeballs.js
-const dns = require('node:dns');
 const http = require('node:http');
 const SteadyAgent = require('..');
 const { createFetch } = require('../lib/fetch');
 const { versionOf } = require('./lib/agents');
 const { startServer, runMain } = require('./lib/processes');
+const { resolverFor, lookupFor } = require('./lib/dns_client');
 const { median, percentile, fixed, envNumber } = require('./lib/stats');
 const { printTable } = require('./lib/table');
 const { saveScenario } = require('./lib/results');
@@ -41,17 +41,6 @@ const DELAY = 250;
 const HOST = 'eyeballs.bench';
 const FIRST = '127.0.0.2';
 const SECOND = '127.0.0.3';
-
-/** A `lookup` for net asking the DNS server: every address with `all`, as dns.lookup gives them. */
-function lookupFor(resolver) {
-  return (hostname, options, callback) => {
-    resolver.resolve4(hostname, (err, addresses) => {
-      if (err) callback(err);
-      else if (options.all) callback(null, addresses.map((address) => ({ address, family: 4 })));
-      else callback(null, addresses[0], 4);
-    });
-  };
-}
 
 const CANDIDATES = [
   {
@@ -196,8 +185,7 @@ async function main() {
     list = list.filter((c) => wanted.includes(c.id));
   }
   const dnsServer = await startServer('dns', { records: { [HOST]: { A: [FIRST, SECOND], ttl: 3600 } } });
-  const resolver = new dns.Resolver({ timeout: 1000, tries: 2 });
-  resolver.setServers([`127.0.0.1:${dnsServer.port}`]);
+  const resolver = resolverFor(dnsServer.port);
   let drops;
   let late;
   try {
