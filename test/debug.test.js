@@ -9,24 +9,35 @@ const createDebug = require('debug');
 const { createAgent } = require('./support/agents');
 const { createHttpServer, createRawServer, onRequests, rawResponse } = require('./support/servers');
 const { request, waitFor } = require('./support/request');
+const { frontDoors } = require('./support/fetch');
 
-describe('debug logging', () => {
-  let lines;
+/**
+ * Captures what `debug` logs during each test of the suite it is called in,
+ * and turns it off after: `lines` (every line so far) and `logged(pattern)`.
+ */
+function captureDebug() {
+  const lines = [];
   let originalLog;
-  let agent;
-  const servers = [];
   beforeEach(() => {
-    lines = [];
+    lines.length = 0;
     originalLog = createDebug.log;
     createDebug.log = (...args) => lines.push(format(...args));
   });
-  afterEach(async () => {
+  afterEach(() => {
     createDebug.disable();
     createDebug.log = originalLog;
+  });
+  return { lines, logged: (pattern) => lines.some((line) => pattern.test(line)) };
+}
+
+describe('debug logging', () => {
+  const { lines, logged } = captureDebug();
+  let agent;
+  const servers = [];
+  afterEach(async () => {
     if (agent) agent.destroy();
     for (const server of servers.splice(0)) await server.close();
   });
-  const logged = (pattern) => lines.some((line) => pattern.test(line));
 
   it('logs nothing while disabled', async () => {
     const server = await createHttpServer();
@@ -106,35 +117,12 @@ describe('debug logging', () => {
 // The same lines from steady-agent/fetch and createDispatcher, whose sockets
 // are named as the agent names its own.
 describe('debug logging on the fetch and undici transports', () => {
-  const { createFetch } = require('steady-agent/fetch');
-  const { createDispatcher } = require('steady-agent/undici');
-  const { UNDICI_MAJORS } = require('./support/fetch');
-  const newest = UNDICI_MAJORS.filter((entry) => entry.runs).at(-1);
-  const DOORS = [
-    { title: 'steady-agent/fetch', make: () => {
-      const fetch = createFetch();
-      return { get: async (url) => (await fetch(url)).text(), close: () => fetch.close() };
-    } },
-    { title: `createDispatcher (${newest.name})`, make: () => {
-      const undici = newest.load();
-      const dispatcher = createDispatcher(undici);
-      return { get: async (url) => (await undici.request(url, { dispatcher })).body.text(), close: () => dispatcher.close() };
-    } },
-  ];
-  let lines;
-  let originalLog;
+  const DOORS = frontDoors();
+  const { lines, logged } = captureDebug();
   const handles = [];
-  beforeEach(() => {
-    lines = [];
-    originalLog = createDebug.log;
-    createDebug.log = (...args) => lines.push(format(...args));
-  });
   afterEach(async () => {
-    createDebug.disable();
-    createDebug.log = originalLog;
     for (const handle of handles.splice(0)) await handle.close();
   });
-  const logged = (pattern) => lines.some((line) => pattern.test(line));
 
   for (const door of DOORS) {
     it(`${door.title}: creation, free, reuse, a server's idle close it learns from, and the close`, async () => {

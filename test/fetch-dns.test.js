@@ -10,10 +10,8 @@
 const assert = require('node:assert/strict');
 const http = require('node:http');
 const net = require('node:net');
-const { createFetch } = require('steady-agent/fetch');
-const { createDispatcher } = require('steady-agent/undici');
 const { closeAfterEach } = require('./support/cleanup');
-const { UNDICI_MAJORS } = require('./support/fetch');
+const { frontDoors } = require('./support/fetch');
 const { createDnsServer } = require('./support/dns_server');
 const { watchAgent } = require('./support/channels');
 const { waitFor } = require('./support/request');
@@ -23,7 +21,6 @@ const OLD = '127.0.0.2';
 const NEW = '127.0.0.3';
 // The 1 s TTL of the records asked again every 200 ms.
 const FAST_REFRESH = Object.freeze({ minTtl: 200, maxTtl: 200 });
-const newest = UNDICI_MAJORS.filter((entry) => entry.runs).at(-1);
 
 /** Whether this machine routes 127.0.0.2 to loopback (Linux does; macOS needs an alias). */
 function loopbackAliases() {
@@ -62,23 +59,7 @@ async function addressPair() {
   };
 }
 
-const DOORS = [
-  {
-    title: 'steady-agent/fetch',
-    make: (options) => {
-      const fetch = createFetch(options);
-      return { dispatcher: fetch.dispatcher, get: async (url) => (await fetch(url)).text(), close: () => fetch.close() };
-    },
-  },
-  {
-    title: `createDispatcher (${newest.name})`,
-    make: (options) => {
-      const undici = newest.load();
-      const dispatcher = createDispatcher(undici, options);
-      return { dispatcher, get: async (url) => (await undici.request(url, { dispatcher })).body.text(), close: () => dispatcher.close() };
-    },
-  },
-];
+const DOORS = frontDoors();
 
 for (const door of DOORS) {
   describe(`${door.title}: dns retires the sockets to an address that left the answer`, function () {

@@ -8,30 +8,11 @@
 // maxCachedSessions: 0 keeps none; a bad value is refused by name.
 const assert = require('node:assert/strict');
 const dc = require('node:diagnostics_channel');
-const { createFetch } = require('steady-agent/fetch');
-const { createDispatcher } = require('steady-agent/undici');
-const { UNDICI_MAJORS, tlsOptions } = require('./support/fetch');
+const { frontDoors, tlsOptions } = require('./support/fetch');
 const { createHttpsServer } = require('./support/servers');
 
-const newest = UNDICI_MAJORS.filter((entry) => entry.runs).at(-1);
 
-const DOORS = [
-  {
-    title: 'steady-agent/fetch',
-    make: (options) => {
-      const fetch = createFetch(options);
-      return { dispatcher: fetch.dispatcher, get: async (url) => (await fetch(url)).text(), close: () => fetch.close() };
-    },
-  },
-  {
-    title: `createDispatcher (${newest.name})`,
-    make: (options) => {
-      const undici = newest.load();
-      const dispatcher = createDispatcher(undici, options);
-      return { dispatcher, get: async (url) => (await undici.request(url, { dispatcher })).body.text(), close: () => dispatcher.close() };
-    },
-  },
-];
+const DOORS = frontDoors();
 
 for (const door of DOORS) {
   describe(`${door.title}: TLS sessions resume on new connections`, function () {

@@ -76,4 +76,34 @@ const UNDICI_MAJORS = Object.freeze([
   { name: 'undici-8', major: 8, node: '22.19.0' },
 ].map((entry) => ({ ...entry, runs: nodeAtLeast(entry.node), load: () => require(entry.name) })));
 
-module.exports = { collisionServer, secondOnConnection, tlsOptions, rejection, nodeAtLeast, UNDICI_MAJORS };
+/**
+ * Both front doors, each made with steady-agent's options: a created fetch,
+ * and createDispatcher with the newest undici that runs here. Each made one
+ * is { dispatcher, get(url) -> the body's text, close() }.
+ */
+function frontDoors() {
+  const { createFetch } = require('steady-agent/fetch');
+  const { createDispatcher } = require('steady-agent/undici');
+  const newest = UNDICI_MAJORS.filter((entry) => entry.runs).at(-1);
+  return [
+    {
+      title: 'steady-agent/fetch',
+      make: (options) => {
+        const fetch = createFetch(options);
+        return { dispatcher: fetch.dispatcher, get: async (url) => (await fetch(url)).text(), close: () => fetch.close() };
+      },
+    },
+    {
+      title: `createDispatcher (${newest.name})`,
+      make: (options) => {
+        const undici = newest.load();
+        const dispatcher = createDispatcher(undici, options);
+        return { dispatcher, get: async (url) => (await undici.request(url, { dispatcher })).body.text(), close: () => dispatcher.close() };
+      },
+    },
+  ];
+}
+
+module.exports = {
+  collisionServer, secondOnConnection, tlsOptions, rejection, nodeAtLeast, UNDICI_MAJORS, frontDoors,
+};
