@@ -39,8 +39,8 @@ const TUNING = Object.freeze({
   /** a close before this share of the announced timeout is not believed */
   HINT_TRUST: 0.5,
   /**
-   * unless closes agree there and outweigh the survivals as long by this:
-   * a server that announced a limit is doubted only on strong evidence
+   * unless the server's closes of idle sockets agree there and outweigh
+   * the survivals as long by this: a hint is doubted on strong evidence
    */
   HINT_DOMINANCE: 2,
   /** the histogram's resolution: each octave of idle times in this many buckets (about 4.4% apart) */
