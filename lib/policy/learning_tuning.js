@@ -36,13 +36,8 @@ const TUNING = Object.freeze({
   CONFIRM_TRIALS: 2,
   /** every close weighed multiplies older counts by this */
   DECAY: 0.85,
-  /** a close before this share of the announced timeout is not believed */
+  /** a close before this share of the announced timeout is not believed, however many agree */
   HINT_TRUST: 0.5,
-  /**
-   * unless the server's closes of idle sockets agree there and outweigh
-   * the survivals as long by this: a hint is doubted on strong evidence
-   */
-  HINT_DOMINANCE: 2,
   /** the histogram's resolution: each octave of idle times in this many buckets (about 4.4% apart) */
   BUCKETS_PER_OCTAVE: 16,
   MAX_BUCKETS: 24,

@@ -23,8 +23,7 @@
 // | state        | fact                                          | when                                   | next              | outcome   |
 // |--------------|-----------------------------------------------|----------------------------------------|-------------------|-----------|
 // | any          | a close at t                                  | survivals at t or longer dominate      | as it was         | refused   |
-// | any          | a close at t < HINT_TRUST of the hint          | a failed request, or one close near t  | as it was         | refused   |
-// | any          | the server closed an idle socket at t < HINT_TRUST of the hint | closes agree near t, outweigh survivals HINT_DOMINANCE times | tentative t | learned |
+// | any          | a close at t < HINT_TRUST of the hint          | however many agree                     | as it was         | refused   |
 // | unknown      | a close at t                                  | deaths dominate                        | tentative t       | learned   |
 // | tentative L  | a trial: its probe, or a socket idle L, dies about L | the first                       | tentative L       | held      |
 // | tentative L  | a trial                                       | the second                             | confirmed L       | confirmed |
@@ -275,20 +274,12 @@ class ServerLimits {
     const hinted = fact.hinted;
     const what = fact.collision ? 'a request failed' : 'the server closed a socket';
     if (hinted !== undefined && idle < hinted * TUNING.HINT_TRUST && !confirms(state, idle, fact.probe === true)) {
-      // Servers honour the hint they send: a close far below it is a
-      // fault, unless the server itself closed idle sockets there (a failed
-      // request may be a reset) and such closes agree and outweigh the
-      // survivals twice over (HINT_DOMINANCE): then a tentative limit,
-      // which its probe tries. At a steady rhythm faults agree, and a limit
+      // Servers honour the hint they send: a close far below it is a fault,
+      // however many agree there. At a steady rhythm faults agree (a
+      // restart's closes of idle sockets as much as resets), and a limit
       // believed below the rhythm opens a connection a request, each open
-      // to a restart that Node's agent, reusing, escapes.
-      if (!fact.collision && died > TUNING.HINT_DOMINANCE * survived && state.evidence.diedNear(idle) >= TUNING.CONFIRM_WEIGHT
-        && !(state.limit <= idle)) {
-        const outcome = state.limit === undefined ? 'learned' : 'lowered';
-        if (!state.confirmed) state.set(idle, false);
-        else state.set(idle, true);
-        return result(outcome, `closes agree after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}, and no reuse survived as long`);
-      }
+      // to a restart that Node's agent, reusing, escapes. Node's agent
+      // believes the hint alone; so does this, below HINT_TRUST of it.
       return result('refused', `${what} after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}: a fault`);
     }
     if (!(died > TUNING.DOMINANCE * survived)) {
