@@ -113,4 +113,4 @@ function dispatcherCandidates() {
   ];
 }
 
-module.exports = { dispatcherCandidates, npmUndici };
+module.exports = { dispatcherCandidates, npmUndici, BundledAgent };
