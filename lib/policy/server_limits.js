@@ -270,7 +270,6 @@ class ServerLimits {
 
   // A single close at `idle`, weighed against the counts.
   static #weigh(state, idle, fact) {
-    const [survived, died] = state.evidence.around(idle);
     const hinted = fact.hinted;
     const what = fact.collision ? 'a request failed' : 'the server closed a socket';
     if (hinted !== undefined && idle < hinted * TUNING.HINT_TRUST && !confirms(state, idle, fact.probe === true)) {
@@ -282,6 +281,7 @@ class ServerLimits {
       // believes the hint alone; so does this, below HINT_TRUST of it.
       return result('refused', `${what} after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}: a fault`);
     }
+    const [survived, died] = state.evidence.around(idle);
     if (!(died > TUNING.DOMINANCE * survived)) {
       return result('refused', `${what} after ${ms(idle)} idle, where reuses survived as long ${times(survived)} and sockets died ${times(died)}: a fault`);
     }
