@@ -17,7 +17,7 @@ const dc = require('node:diagnostics_channel');
 const http = require('node:http');
 const { createFetch } = require('steady-agent/fetch');
 const { createDispatcher } = require('steady-agent/undici');
-const { UNDICI_MAJORS } = require('./support/fetch');
+const { UNDICI_MAJORS, windowServer } = require('./support/fetch');
 const { delay } = require('./support/request');
 
 const GAP = 200;
@@ -151,4 +151,140 @@ describe('a created fetch\'s own close() teaches nothing', () => {
       diagnostics.unsubscribe('steady-agent:server-idle-limit', onLimit);
     }
   });
+});
+
+// ...but not by a request that cannot be sent again (issue 39): undici
+// cannot keep a socket out of its pool as the agent keeps its probe, so a
+// socket idle past a limit on trial (a collision's, which caps no other
+// socket) or lapsed may be the one undici hands the next request. A POST
+// without an Idempotency-Key that meets the server's close there is lost;
+// so it is kept off such a socket (closed first, a new connection), and
+// loses at most the first collision, as through the agent. The server
+// (windowServer) closes a connection idle LIMIT ms and resets a request
+// that reaches one idle LIMIT - WINDOW ms or more: the race, on loopback.
+describe('a request that cannot be sent again keeps to a limit in doubt', function () {
+  this.timeout(60000);
+  const LIMIT = 400;
+  const WINDOW = 40; // inside the learned margin (15%): a deadline closes a socket before it
+  const IN_WINDOW = LIMIT - WINDOW / 2;
+  const TRIES = 3;
+  const ask = { model: 'test-model', messages: [{ role: 'user', content: 'hello' }] };
+  let server;
+
+  /** Answers as the chat completions API does. */
+  function completion(req, res) {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({
+      id: 'chatcmpl-1', object: 'chat.completion', created: 0, model: 'test-model',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+    }));
+  }
+
+  // Each rhythm: the waits before each POST after the first, and the POSTs it may lose.
+  const RHYTHMS = [
+    {
+      // The server's idle close teaches the limit; its trial (the next
+      // socket closed at its deadline) lapses with nothing seen, and the
+      // next socket idles into the window.
+      title: 'a limit learned from an idle close, its trial lapsed',
+      waits: [LIMIT + 150, 1.5 * LIMIT + 50, IN_WINDOW],
+      lost: 0,
+    },
+    {
+      // The first collision teaches the limit, which, on trial, caps no
+      // socket but its trial's: the next idles into the window.
+      title: 'a limit learned from a collision, on trial',
+      waits: [IN_WINDOW, 50, IN_WINDOW, IN_WINDOW],
+      lost: 1,
+    },
+  ];
+
+  /** The clients: each makes a fresh one, { post(), close() }. */
+  const CLIENTS = [
+    {
+      name: 'steady-agent/fetch',
+      make() {
+        const fetch = createFetch();
+        return {
+          async post() {
+            const res = await fetch(server.url('/post'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ask) });
+            await res.text();
+            assert.equal(res.status, 200);
+          },
+          close: () => fetch.close(),
+        };
+      },
+    },
+    {
+      name: 'the openai SDK with fetch: createFetch(), maxRetries: 0',
+      make() {
+        const OpenAI = require('openai');
+        const fetch = createFetch();
+        const client = new OpenAI({ apiKey: 'test-key', baseURL: server.url('/v1'), fetch, maxRetries: 0 });
+        return {
+          async post() {
+            assert.equal((await client.chat.completions.create(ask)).choices[0].message.content, 'ok');
+          },
+          close: () => fetch.close(),
+        };
+      },
+    },
+    ...UNDICI_MAJORS.filter((entry) => entry.major >= 7).map(({ name, major, node, runs, load }) => ({
+      name: `createDispatcher with undici ${major} (${name}${runs ? '' : `: needs Node >= ${node}`})`,
+      runs,
+      make() {
+        const undici = load();
+        const dispatcher = createDispatcher(undici);
+        return {
+          async post() {
+            const res = await undici.request(server.url('/post'), {
+              method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ask), dispatcher,
+            });
+            await res.body.text();
+            assert.equal(res.statusCode, 200);
+          },
+          close: () => dispatcher.close(),
+        };
+      },
+    })),
+  ];
+
+  beforeEach(async () => {
+    server = await windowServer({ limit: LIMIT, window: WINDOW, answer: completion });
+  });
+
+  afterEach(() => server?.close());
+
+  /** One pass of `rhythm` through a fresh client: the POSTs lost. */
+  async function pass(client, rhythm) {
+    const one = client.make();
+    let lost = 0;
+    try {
+      for (let i = 0; i <= rhythm.waits.length; i++) {
+        if (i > 0) await delay(rhythm.waits[i - 1]);
+        await one.post().catch(() => { lost++; });
+      }
+    } finally {
+      await one.close();
+    }
+    return lost;
+  }
+
+  for (const client of CLIENTS) {
+    for (const rhythm of RHYTHMS) {
+      (client.runs === false ? it.skip : it)(`${client.name}: ${rhythm.title}`, async () => {
+        // A late timer on a loaded machine can take a socket past the
+        // server's close instead: then nothing was kept off, and the pass
+        // runs again (at most TRIES times). Every pass loses at most the
+        // first collision, and no POST is applied twice.
+        for (let tries = 1; tries <= TRIES && server.counts.keptOff === 0; tries++) {
+          const before = server.applied.length;
+          const lost = await pass(client, rhythm);
+          assert.ok(lost <= rhythm.lost, `pass ${tries}: ${lost} POSTs lost, want at most ${rhythm.lost}; server ${JSON.stringify(server.counts)}`);
+          assert.equal(server.applied.length - before, rhythm.waits.length + 1 - lost, `pass ${tries}: each POST applied once`);
+        }
+        assert.ok(server.counts.keptOff > 0, `no POST was kept off a socket in the window in ${TRIES} passes: ${JSON.stringify(server.counts)}`);
+      });
+    }
+  }
 });

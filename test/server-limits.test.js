@@ -236,6 +236,44 @@ describe('the learning rules: one test a row of the table (server_limits.js)', (
     assert.equal(close(limits, A, 405, 20000), 'confirmed');
   });
 
+  it('unknown, L lapsed: a reuse answered past it, beyond agreement, ends its doubt; a close at L then only teaches', () => {
+    const limits = tentativeAt(400);
+    limits.lapse(A);
+    assert.equal(limits.doubted(A), 400, 'in doubt: a request that cannot be sent again keeps to it');
+    assert.equal(limits.survived(A, 420), null);
+    assert.equal(limits.doubted(A), 400, 'within agreement: still in doubt');
+    assert.equal(limits.survived(A, 600), null, 'no limit in force: no verdict');
+    assert.equal(limits.doubted(A), undefined);
+    assert.equal(close(limits, A, 405, 20000), 'learned');
+  });
+
+  it('unknown, a tentative L lapsed: DOUBT_KEPT_OFF requests kept off sockets past it end its doubt; a close at L still confirms it', () => {
+    const limits = tentativeAt(400);
+    limits.lapse(A);
+    for (let i = 1; i < TUNING.DOUBT_KEPT_OFF; i++) assert.equal(limits.keptOff(A), false);
+    assert.equal(limits.doubted(A), 400);
+    assert.equal(limits.keptOff(A), true, 'the last one ends it');
+    assert.equal(limits.doubted(A), undefined);
+    assert.equal(limits.keptOff(A), false, 'once');
+    assert.equal(close(limits, A, 405, 20000), 'confirmed', 'the lapsed limit is still remembered');
+  });
+
+  it('unknown, a confirmed L lapsed: in doubt however many requests were kept off', () => {
+    const limits = confirmedAt(400);
+    limits.lapse(A);
+    for (let i = 0; i < 2 * TUNING.DOUBT_KEPT_OFF; i++) assert.equal(limits.keptOff(A), false);
+    assert.equal(limits.doubted(A), 400);
+    assert.equal(limits.keptOff(B), false, 'no record: nothing to count');
+  });
+
+  it('limit L in force: in doubt for a request that cannot be sent again, whatever it caps', () => {
+    const limits = new ServerLimits();
+    assert.equal(limits.doubted(A), undefined);
+    close(limits, A, 400, 1000, { collision: true });
+    assert.equal(limits.doubted(A), 400);
+    assert.equal(limits.keptOff(A), false, 'a limit in force: nothing counted');
+  });
+
   it('a close within a millisecond of its response, or not a number, is ignored', () => {
     const limits = new ServerLimits();
     assert.equal(close(limits, A, 0.5, 1000), null);
@@ -365,6 +403,27 @@ describe('the learning engine (learning_engine.js)', () => {
     assert.equal(wasProbe, true);
     assert.equal(verdict.outcome, 'refuted');
     assert.deepEqual(engine.takeProbes(), []);
+  });
+
+  it('a request that cannot be sent again keeps to every limit in doubt (the undici transport)', () => {
+    const engine = new LearningEngine(true);
+    assert.equal(engine.strictFreeTimeout(A, 4000, undefined, 1000), Infinity);
+    engine.collided(A, 400, 1000);
+    engine.startProbe(A, 'p');
+    assert.deepEqual(engine.freeTimeout(A, 4000, undefined, 1000), { timeout: 4000, limitedBy: null }, 'a collision\'s limit on trial caps only its probe');
+    assert.equal(engine.strictFreeTimeout(A, 4000, undefined, 1000), 340, '... and every socket for such a request');
+    assert.equal(engine.strictFreeTimeout(A, 4000, 300, 100), 200, 'a hint lower still decides');
+    assert.equal(engine.trialLapsed(A, 'p').outcome, 'refuted');
+    assert.equal(engine.limitOf(A), undefined);
+    assert.equal(engine.strictFreeTimeout(A, 4000, undefined, 1000), 340, 'lapsed: still in doubt');
+    let ended = false;
+    for (let i = 0; i < TUNING.DOUBT_KEPT_OFF; i++) ended = engine.keptOff(A);
+    assert.equal(ended, true);
+    assert.equal(engine.strictFreeTimeout(A, 4000, undefined, 1000), Infinity);
+    const off = new LearningEngine(false);
+    off.collided(A, 400, 1000);
+    assert.equal(off.strictFreeTimeout(A, 4000, undefined, 1000), Infinity);
+    assert.equal(off.keptOff(A), false);
   });
 
   it('a trial of time lapses with nothing counted (the undici transport)', () => {

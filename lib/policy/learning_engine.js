@@ -180,6 +180,30 @@ class LearningEngine {
     return atDeadline(uncapped, hinted, record, this.#probes.size > 0 && this.#probes.has(origin), margin, allowedMs);
   }
 
+  /**
+   * How long a socket of `origin` may have idled for a request that cannot
+   * be sent again after a collision (not idempotent and without a key, or a
+   * body read once) to take it, in ms (Infinity: no limit). Every learned
+   * limit in doubt caps it: one on trial that caps no other socket, and one
+   * whose trial lapsed with nothing seen (the undici transport, which keeps
+   * no probe). The other requests may take such a socket: a collision
+   * costs them a resend, and tells whether the limit was right.
+   */
+  strictFreeTimeout(origin, uncapped, hinted, margin) {
+    if (!this.#enabled || this.#limits.size === 0) return Infinity;
+    const doubted = this.#limits.doubted(origin);
+    return doubted === undefined ? Infinity : idleAllowance(uncapped, hinted, doubted, margin).timeout;
+  }
+
+  /**
+   * A request that cannot be sent again was kept off a socket of `origin`
+   * idle past a lapsed limit (the caller closed the socket). Returns true
+   * when that ended the doubt: the next ones take such sockets too.
+   */
+  keptOff(origin) {
+    return this.#enabled && this.#limits.keptOff(origin);
+  }
+
   /** The learned limit of `origin` in force, in ms, or undefined. */
   limitOf(origin) {
     return this.#limits.limitOf(origin);

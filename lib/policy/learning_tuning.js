@@ -34,6 +34,13 @@ const TUNING = Object.freeze({
    * long) died about there this many times. One may be a second fault.
    */
   CONFIRM_TRIALS: 2,
+  /**
+   * Requests that cannot be sent again (the undici transport) kept off
+   * sockets idle past a lapsed tentative limit before it is no longer in
+   * doubt for them either: each costs a connection where the limit was a
+   * reset, and one sent there instead risks a loss where it was real.
+   */
+  DOUBT_KEPT_OFF: 12,
   /** every close weighed multiplies older counts by this */
   DECAY: 0.85,
   /** a close before this share of the announced timeout is not believed, however many agree */

@@ -36,6 +36,8 @@
 // | any          | a burst at other idle times, or with a request in flight | teaches nothing             | as before         | restart   |
 // | limit L      | a reuse answered well past L, a probe open past L | -                                  | unknown           | refuted   |
 // | limit L      | its trial lapsed (no probe kept: undici)      | -                                      | unknown, L lapsed | refuted   |
+// | unknown, L lapsed | a reuse answered past L                  | beyond agreement                       | unknown           | (none)    |
+// | unknown, L lapsed, was tentative | a request that cannot be sent again kept off a socket past L | the DOUBT_KEPT_OFF-th | unknown | (none) |
 // | unknown, L lapsed | a close at L or past it                  | deaths dominate                        | confirmed L       | confirmed |
 // | any          | a close the agent made                        | -                                      | as it was         | (none)    |
 //
@@ -60,6 +62,8 @@ class OriginLimit {
   confirmed = false;
   fromCollision = false; // a tentative limit a failed request alone set
   refuted = undefined; // ms: a limit whose trial lapsed, with nothing seen either way
+  lapsedConfirmed = false; // that limit was confirmed when it lapsed
+  keptOff = 0; // requests that cannot be sent again kept off sockets past it since
   trials = 0; // deaths that bore the tentative limit out
   evidence = new Evidence();
   burstAt = -Infinity; // when the current burst's last close came
@@ -167,7 +171,11 @@ class ServerLimits {
     const state = this.#touch(origin);
     state.evidence.survived(idleMs);
     const limit = state.limit;
-    if (limit === undefined) return null;
+    if (limit === undefined) {
+      // A lapsed limit a socket outlived is no longer in doubt: it was wrong.
+      if (state.refuted !== undefined && idleMs > state.refuted && !agree(idleMs, state.refuted)) state.refuted = undefined;
+      return null;
+    }
     if (probe ? idleMs + 1 < limit + probeSlack : idleMs <= limit || agree(idleMs, limit)) return null;
     state.refuted = undefined;
     state.set(undefined, false);
@@ -185,9 +193,32 @@ class ServerLimits {
     const state = this.#origins.get(origin);
     if (state === undefined || state.limit === undefined) return null;
     state.refuted = state.limit;
+    state.lapsedConfirmed = state.confirmed;
+    state.keptOff = 0;
     state.set(undefined, false);
     this.#inForce--;
     return result('refuted', 'no close confirmed it within its trial');
+  }
+
+  /**
+   * The limit of `origin` a request that cannot be sent again keeps to (ms,
+   * or undefined): the one in force, capping other sockets or not, or one
+   * whose trial lapsed, until a socket outlives it, a limit is learned, or
+   * (a tentative one) DOUBT_KEPT_OFF requests were kept off sockets past it.
+   */
+  doubted(origin) {
+    const state = this.#origins.get(origin);
+    if (state === undefined) return undefined;
+    if (state.limit !== undefined) return state.limit;
+    if (state.refuted === undefined || !(state.lapsedConfirmed || state.keptOff < TUNING.DOUBT_KEPT_OFF)) return undefined;
+    return state.refuted;
+  }
+
+  /** A request that cannot be sent again was kept off a socket past the lapsed limit: true when that ended the doubt. */
+  keptOff(origin) {
+    const state = this.#origins.get(origin);
+    if (state === undefined || state.limit !== undefined || state.refuted === undefined || state.lapsedConfirmed) return false;
+    return ++state.keptOff === TUNING.DOUBT_KEPT_OFF;
   }
 
   /**

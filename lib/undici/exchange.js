@@ -22,6 +22,7 @@ const { willStart } = require('./channel');
 const { parseKeepAlive } = require('../policy/keep_alive_header');
 const { now } = require('../timers/clock');
 const { isReplayable } = require('../retry');
+const { isIdempotent } = require('../policy/stale_judgement');
 const { channels: events } = require('../observe/channels');
 const { QueueTimeoutError } = require('../errors');
 
@@ -49,6 +50,18 @@ function headerValue(headers, lower) {
   }
   for (const name in headers) if (name.toLowerCase() === lower) return headers[name];
   return undefined;
+}
+
+/**
+ * Whether a request could be sent again after meeting a closed connection:
+ * idempotent or keyed (the agent's rule), with a body undici can write again.
+ */
+function canResend(opts) {
+  const method = opts.method;
+  // Nearly every request: a GET without a body.
+  if (method === 'GET' && opts.body == null) return true;
+  return bufferedBody(opts.body)
+    && isIdempotent(method, headerValue(opts.headers, 'idempotency-key'), headerValue(opts.headers, 'x-idempotency-key'));
 }
 
 /**
@@ -165,17 +178,21 @@ class Exchange {
       if (events.resend.hasSubscribers) {
         this.transport.publish(events.resend, { method: this.opts.method, path: this.opts.path, error: err }, this.origin, state.socket);
       }
-      queueMicrotask(() => this.resend(err));
+      queueMicrotask(() => this.send(err));
       return true;
     }
     this.origin.inFlight--;
     return false;
   }
 
-  /** Sends the request again; a dispatcher stopped meanwhile fails it with `err`, its first failure. */
-  resend(err) {
+  /**
+   * Hands the request to undici, later than its dispatch (a resend, or once
+   * the sockets it was kept off have closed); a dispatcher stopped meanwhile
+   * fails it with `err` (its first failure), or with undici's own error.
+   */
+  send(err) {
     try {
-      if (this.transport.stopped) throw err;
+      if (this.transport.stopped && err !== null) throw err;
       this.transport.send(this.opts, this);
     } catch (error) {
       this.origin.inFlight--;
@@ -292,4 +309,4 @@ class ControllerExchange extends Exchange {
   }
 }
 
-module.exports = { LegacyExchange, ControllerExchange, queueTimedOut, bufferedBody, headerValue };
+module.exports = { LegacyExchange, ControllerExchange, queueTimedOut, bufferedBody, headerValue, canResend };

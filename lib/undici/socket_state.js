@@ -211,6 +211,8 @@ function onSocketEnd() {
 
 function onSocketError(err) {
   const state = stateOf(this);
+  // undici destroying the socket itself (its pool closed): nothing the server did.
+  if (err?.code === 'UND_ERR_DESTROYED') state.learnedFrom = true;
   // undici ends a socket the server closed with an error of its own: not one to report.
   if (debug.enabled && !state.serverClosed) debug('%s error: %s %s', state.name, err.code || err.name, err.message);
   if (!state.errored && !state.serverClosed) idleClose(state);

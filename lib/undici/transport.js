@@ -20,7 +20,7 @@
 const debug = require('debug')('steady-agent');
 const { subscribe, unsubscribe } = require('./channel');
 const { TlsSessions } = require('./tls_sessions');
-const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue } = require('./exchange');
+const { LegacyExchange, ControllerExchange, queueTimedOut, headerValue, canResend } = require('./exchange');
 const { sortOptions } = require('./options');
 const { connector, forwardRequest } = require('./connector');
 const { SocketLimits } = require('./socket_limits');
@@ -176,7 +176,37 @@ class Transport {
       if (this.queueTimeout > 0) exchange.queueTimer = setTimeout(queueTimedOut, this.queueTimeout, exchange);
     }
     origin.inFlight++;
+    if (!canResend(opts) && this.keepOff(origin, exchange)) return true;
     return this.send(opts, exchange);
+  }
+
+  /**
+   * A request that cannot be sent again goes to `origin`, and undici may
+   * hand it any idle socket: those that idled past a learned limit in doubt
+   * are closed first, and the request is handed over once they have closed
+   * (undici has let their connections go: undici 7 closes an origin's pool
+   * whose last connection went while a request waited in it). Returns true
+   * when it waits.
+   */
+  keepOff(origin, exchange) {
+    const engine = this.engine;
+    // No limit in doubt (a hint only lowers what a socket may idle, and undici keeps to it).
+    if (origin.connections.size === 0 || engine.strictFreeTimeout(origin.name, this.uncapped, undefined, this.margin) === Infinity) return false;
+    const at = now();
+    let closing = 0;
+    for (const state of origin.connections) {
+      if (state.active || !state.connected || state.requestsFinished === 0 || state.socket.destroyed) continue;
+      const idle = at - state.freedAt;
+      if (idle < engine.strictFreeTimeout(origin.name, this.uncapped, state.hinted, this.margin)) continue;
+      if (debug.enabled) debug('%s idle %d ms, past a learned limit in doubt: closed before a request that cannot be sent again', state.name, roundMs(idle));
+      state.close(CLOSE_REASONS.FREE_TIMEOUT);
+      closing++;
+      state.socket.once('close', () => {
+        if (--closing === 0) exchange.send(null);
+      });
+    }
+    if (closing > 0 && engine.keptOff(origin.name) && debug.enabled) debug('%s: a lapsed idle limit no longer kept to', origin.name);
+    return closing > 0;
   }
 
   /** A request after close(): refused, counted and published as the agent's are. */

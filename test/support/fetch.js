@@ -6,6 +6,7 @@
 // any test loads npm's undici (which would install its global dispatcher and
 // leave steady-agent/fetch on its fallback, test/fetch-fallback.test.js).
 require('steady-agent/fetch');
+const http = require('node:http');
 const { createResetServer } = require('./reset_server');
 const { fixtures } = require('./servers');
 
@@ -41,6 +42,72 @@ async function collisionServer(protocol, { fails = () => false, slowReset = 0, a
   server.applied = applied;
   server.appliedTo = (url) => applied.filter((entry) => entry.url === url);
   return server;
+}
+
+/**
+ * A server that announces no idle limit (no Keep-Alive header) and closes a
+ * connection idle `limit` ms after its last response, as a silent server
+ * does. A request that reaches a connection idle `limit - window` ms or more
+ * meets a reset (TCP RST) and is never applied: the request a real network
+ * has in flight as the server closes (a round trip wide), on loopback.
+ * `answer(req, res)` answers the others, once their body is read.
+ *
+ * Resolves with { url(path), applied (each request answered: { method, url,
+ * body }), counts: { connections, resets, keptOff }, close() }. `keptOff`:
+ * connections the client closed while idle in the window, as it does to
+ * keep a request off them.
+ */
+async function windowServer({ limit, window, answer = (req, res) => res.end('ok') }) {
+  const applied = [];
+  const counts = { connections: 0, resets: 0, keptOff: 0 };
+  const idleSince = new WeakMap(); // socket -> when its last response ended
+  const timers = new Map(); // socket -> its idle close
+  const server = http.createServer((req, res) => {
+    const socket = req.socket;
+    clearTimeout(timers.get(socket));
+    timers.delete(socket);
+    const since = idleSince.get(socket);
+    idleSince.delete(socket);
+    if (since !== undefined && performance.now() - since >= limit - window) {
+      counts.resets++;
+      socket.resetAndDestroy();
+      return;
+    }
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      applied.push({ method: req.method, url: req.url, body: Buffer.concat(chunks).toString() });
+      res.on('finish', () => {
+        idleSince.set(socket, performance.now());
+        timers.set(socket, setTimeout(() => {
+          timers.delete(socket);
+          idleSince.delete(socket);
+          socket.destroy();
+        }, limit));
+      });
+      answer(req, res);
+    });
+  });
+  server.keepAliveTimeout = 0; // no idle limit of Node's, and no Keep-Alive header
+  server.on('connection', (socket) => {
+    counts.connections++;
+    socket.on('close', () => {
+      const since = idleSince.get(socket);
+      if (since !== undefined && performance.now() - since >= limit - window) counts.keptOff++;
+      clearTimeout(timers.get(socket));
+      timers.delete(socket);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: (path = '/') => `http://127.0.0.1:${server.address().port}${path}`,
+    applied,
+    counts,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(resolve);
+    }),
+  };
 }
 
 /** The second request on a connection fails: the first warms the pool up. */
@@ -105,5 +172,5 @@ function frontDoors() {
 }
 
 module.exports = {
-  collisionServer, secondOnConnection, tlsOptions, rejection, nodeAtLeast, UNDICI_MAJORS, frontDoors,
+  collisionServer, windowServer, secondOnConnection, tlsOptions, rejection, nodeAtLeast, UNDICI_MAJORS, frontDoors,
 };
