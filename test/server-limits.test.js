@@ -92,6 +92,22 @@ describe('the learning rules: one test a row of the table (server_limits.js)', (
     assert.equal(limits.peek(A).fromCollision, true);
   });
 
+  it('the server closing an idle socket at t is weighed against survivals as long or longer; a collision at t also against a little shorter ones', () => {
+    // A rhythm spread about a silent server's limit: reuses a little short
+    // of it survive, those past it find the socket closed. Its limit allows
+    // every shorter idle time, so those reuses say nothing against the
+    // server's close; a reset at a steady rhythm has reuses on both sides.
+    const closes = new ServerLimits();
+    survive(closes, A, 960, 3);
+    assert.equal(close(closes, A, 1001, 1000), 'learned');
+    const collisions = new ServerLimits();
+    survive(collisions, A, 960, 3);
+    assert.equal(close(collisions, A, 1001, 1000, { collision: true }), 'refused');
+    const jitter = new ServerLimits();
+    survive(jitter, A, 998, 3);
+    assert.equal(close(jitter, A, 1001, 1000), 'refused', 'a survival within timer jitter of the close still counts');
+  });
+
   it('a race: as many reuses die at the idle time as survive there, and the first close is believed', () => {
     const limits = new ServerLimits();
     survive(limits, A, 495);

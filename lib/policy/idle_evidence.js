@@ -102,9 +102,15 @@ class Evidence {
   /**
    * The weights that judge a close at t: [survived at t or longer, died at
    * about t]. Deaths much later (a probe kept past a limit) say nothing of t.
+   * `collision`: the close was found by a request sent after t idle, whose
+   * survivals a little shorter count too (SURVIVE_SLACK: a reset at a
+   * steady rhythm has reuses on both sides of it); the server closing an
+   * idle socket is contradicted only by sockets that idled as long, timer
+   * jitter aside (SURVIVE_SLACK_MIN_MS), since its limit allows every
+   * shorter idle time.
    */
-  around(t) {
-    const first = bucketOf(t - slackOf(t));
+  around(t, collision = true) {
+    const first = bucketOf(t - (collision ? slackOf(t) : TUNING.SURVIVE_SLACK_MIN_MS));
     const last = bucketOf(t + Math.max(TUNING.AGREE_MIN_MS, TUNING.AGREE_FRACTION * t));
     let survived = 0;
     let died = 0;

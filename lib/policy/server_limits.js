@@ -312,7 +312,7 @@ class ServerLimits {
       // believes the hint alone; so does this, below HINT_TRUST of it.
       return result('refused', `${what} after ${ms(idle)} idle, far below the announced timeout of ${ms(hinted)}: a fault`);
     }
-    const [survived, died] = state.evidence.around(idle);
+    const [survived, died] = state.evidence.around(idle, fact.collision === true);
     if (!(died > TUNING.DOMINANCE * survived)) {
       return result('refused', `${what} after ${ms(idle)} idle, where reuses survived as long ${times(survived)} and sockets died ${times(died)}: a fault`);
     }
