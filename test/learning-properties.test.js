@@ -258,6 +258,15 @@ describe('learning rules, property-tested on a model of the pool', function () {
         gaps: [73.213, 63.8929851, 73.213, 73.6303141, ...Array(11).fill(73.213), 76.1341987, 73.213, 73.213, 73.9085235, 73.213],
         restarts: [127.49001396879996, 200.93534810299994],
       },
+      'counting: a restart 3 ms after a response, TLS slower than the rhythm: its probe cost two connections': {
+        hinted: false, tls: true, limit: 100, latency: 3, gaps: [20, 20, 20, 20, 20, 17.971999999999998, 20, 20, 20, 20, 20, 20], width: 1, restarts: [25.502723999999997], idleRestarts: [], resets: [],
+      },
+      'counting: a restart met a reuse 17 ms idle, TLS slower than the rhythm': {
+        hinted: false, tls: true, limit: 100, latency: 3.1, gaps: [20, 20, 20, 23.073999999999998, 20, 20, 20, 20, 20, 20, 20.058, 18.55, 20, 20, 20, 20], width: 1, restarts: [60.034718], idleRestarts: [], resets: [],
+      },
+      'counting: a reset 18 ms idle at a 26 ms rhythm over TLS, its probe out while a handshake ran': {
+        hinted: false, tls: true, limit: 2128, latency: 4.4, gaps: [26.323999999999998, 26.402971999999995, 26.323999999999998, 26.323999999999998, 26.323999999999998, 26.402971999999995, ...Array(9).fill(26.323999999999998)], width: 1, restarts: [], idleRestarts: [], resets: [3],
+      },
     };
     for (const [name, s] of Object.entries(cases)) {
       it(name, () => {

@@ -9,6 +9,7 @@ const assert = require('node:assert/strict');
 const { PROTOCOLS, createAgent, total } = require('./support/agents');
 const { createScriptedServer, rawResponse } = require('./support/raw');
 const { request, delay, waitFor } = require('./support/request');
+const { TUNING } = require('../lib/policy/learning_tuning');
 
 const freeCount = (agent) => total(agent.getCurrentStatus().freeSockets);
 
@@ -167,7 +168,7 @@ for (const protocol of PROTOCOLS) {
     it('a free socket the caller destroys counts as a server close; with learning off, sockets are still kept', async () => {
       agent = createAgent(protocol);
       const [socket] = await fillPool(1);
-      await delay(20); // a close within 1 ms of the response teaches nothing
+      await delay(TUNING.MIN_LIMIT_MS + 10); // a close sooner after the response teaches nothing
       socket.destroy();
       await waitFor(() => agent.closeSocketCount === 1);
       assert.equal(Object.keys(agent.serverIdleTimeouts).length, 1);

@@ -179,7 +179,7 @@ for (const protocol of PROTOCOLS) {
       // The server announces timeout=5 but closes after 700 ms idle. At a
       // steady rhythm a restart's or a reset's closes agree as well as a
       // limit's would, and a limit believed below the rhythm opens a
-      // connection a request: below half the hint, the hint is believed.
+      // connection a request: below 3/4 of the hint, the hint is believed.
       const server = await createScriptedServer(protocol, {
         respond: () => rawResponse('ok', { 'Keep-Alive': 'timeout=5' }),
         idleTimeout: 700,

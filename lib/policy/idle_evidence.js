@@ -101,7 +101,8 @@ class Evidence {
 
   /**
    * The weights that judge a close at t: [survived at t or longer, died at
-   * about t]. Deaths much later (a probe kept past a limit) say nothing of t.
+   * about t]. Deaths much later (a probe kept past a limit) say nothing of t;
+   * survivals much later weigh FAR_SURVIVAL_WEIGHT each.
    * `collision`: the close was found by a request sent after t idle, whose
    * survivals a little shorter count too (SURVIVE_SLACK: a reset at a
    * steady rhythm has reuses on both sides of it); the server closing an
@@ -116,8 +117,12 @@ class Evidence {
     let died = 0;
     for (const [bucket, counts] of this.#buckets) {
       if (bucket < first) continue;
-      survived += counts[0];
-      if (bucket <= last) died += counts[1];
+      if (bucket <= last) {
+        survived += counts[0];
+        died += counts[1];
+      } else {
+        survived += TUNING.FAR_SURVIVAL_WEIGHT * counts[0];
+      }
     }
     return [survived, died];
   }

@@ -25,6 +25,19 @@ const TUNING = Object.freeze({
    * idle past it (half of them, in a race across it), a fault one in many.
    */
   DOMINANCE: 0.5,
+  /**
+   * A survival longer than t, beyond agreement, weighs this many reuses
+   * against a close at t: a limit at t lets no socket idle that long, where
+   * a reuse just short of it may have won the race.
+   */
+  FAR_SURVIVAL_WEIGHT: 2,
+  /**
+   * ms: a close sooner than this after a response is a fault, however many
+   * agree: no server keeps idle connections so briefly, and its probe, at a
+   * rhythm faster than a new connection's handshake, costs a connection for
+   * every request until it ends.
+   */
+  MIN_LIMIT_MS: 50,
   /** lowering a confirmed limit takes deaths outweighing survivals by this */
   LOWER_DOMINANCE: 1,
   /** the weight of closes near t that lowers a confirmed limit to t: more than one close */
@@ -43,8 +56,12 @@ const TUNING = Object.freeze({
   DOUBT_KEPT_OFF: 12,
   /** every close weighed multiplies older counts by this */
   DECAY: 0.85,
-  /** a close before this share of the announced timeout is not believed, however many agree */
-  HINT_TRUST: 0.5,
+  /**
+   * a close before this share of the announced timeout is not believed,
+   * however many agree: servers honour their hint, and Node's agent keeps
+   * a socket to within a second of it
+   */
+  HINT_TRUST: 0.75,
   /** the histogram's resolution: each octave of idle times in this many buckets (about 4.4% apart) */
   BUCKETS_PER_OCTAVE: 16,
   MAX_BUCKETS: 24,

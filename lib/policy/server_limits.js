@@ -12,7 +12,8 @@
 // limit kills nearly every socket that idles past it and none that idles
 // less; a fault (a restart, a reset request) kills one now and then at
 // whatever idle time the traffic has. So a close at t is believed only where
-// the deaths about t outweigh half the survivals at t or longer, and a limit
+// the deaths about t outweigh half the survivals at t or longer (those well
+// past t count twice: no limit at t allows them), and a limit
 // is confirmed only by two trials of it (its probe, or a socket idle as long,
 // dying there). Agreement alone proves nothing: at a steady rhythm every
 // fault comes at the same idle time.
@@ -24,6 +25,7 @@
 // |--------------|-----------------------------------------------|----------------------------------------|-------------------|-----------|
 // | any          | a close at t                                  | survivals at t or longer dominate      | as it was         | refused   |
 // | any          | a close at t < HINT_TRUST of the hint          | however many agree                     | as it was         | refused   |
+// | any          | a close at t < MIN_LIMIT_MS                   | however many agree                     | as it was         | refused   |
 // | unknown      | a close at t                                  | deaths dominate                        | tentative t       | learned   |
 // | tentative L  | a trial: its probe, or a socket idle L, dies about L | the first                       | tentative L       | held      |
 // | tentative L  | a trial                                       | the second                             | confirmed L       | confirmed |
@@ -303,6 +305,9 @@ class ServerLimits {
   static #weigh(state, idle, fact) {
     const hinted = fact.hinted;
     const what = fact.collision ? 'a request failed' : 'the server closed a socket';
+    if (idle < TUNING.MIN_LIMIT_MS) {
+      return result('refused', `${what} after ${ms(idle)} idle, sooner than any server's idle limit: a fault`);
+    }
     if (hinted !== undefined && idle < hinted * TUNING.HINT_TRUST && !confirms(state, idle, fact.probe === true)) {
       // Servers honour the hint they send: a close far below it is a fault,
       // however many agree there. At a steady rhythm faults agree (a
