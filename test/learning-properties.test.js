@@ -258,6 +258,9 @@ describe('learning rules, property-tested on a model of the pool', function () {
         gaps: [73.213, 63.8929851, 73.213, 73.6303141, ...Array(11).fill(73.213), 76.1341987, 73.213, 73.213, 73.9085235, 73.213],
         restarts: [127.49001396879996, 200.93534810299994],
       },
+      'counting: resets at one phase of the rhythm confirmed a wrong limit, its probes closed past it held': {
+        hinted: false, tls: false, limit: 100, latency: 0.1, gaps: [67.12, 67.11328800000001, ...Array(12).fill(67.12)], width: 4, restarts: [144.84384580800003, 201.55980952800002], idleRestarts: [], resets: [2, 3, 4, 9, 20],
+      },
       'counting: a restart 3 ms after a response, TLS slower than the rhythm: its probe cost two connections': {
         hinted: false, tls: true, limit: 100, latency: 3, gaps: [20, 20, 20, 20, 20, 17.971999999999998, 20, 20, 20, 20, 20, 20], width: 1, restarts: [25.502723999999997], idleRestarts: [], resets: [],
       },

@@ -198,6 +198,15 @@ describe('the learning rules: one test a row of the table (server_limits.js)', (
     assert.equal(limitOf(limits, A), 992);
   });
 
+  it('confirmed L, its probe closed later than L: raised, tentative, however the closes at L stand', () => {
+    // Resets at one phase of a 67 ms rhythm confirmed 67 ms; the probe,
+    // kept past it, lived until the server's true limit closed it.
+    const limits = confirmedAt(67);
+    assert.equal(close(limits, A, 100, 40000, { probe: true }), 'raised');
+    assert.equal(limitOf(limits, A), 100);
+    assert.equal(stateOf(limits, A), STATES.TENTATIVE);
+  });
+
   it('limit L, a later close (tentative L, or L no longer standing): raised, tentative', () => {
     const limits = tentativeAt(200);
     assert.equal(close(limits, A, 300, 15000, { probe: true }), 'raised', 'a tentative limit: the server kept its probe longer');

@@ -32,7 +32,8 @@
 // | tentative L  | a close below L, not a trial                  | deaths dominate                        | tentative t       | lowered   |
 // | confirmed L  | a close below L                               | one close near t                       | confirmed L       | held      |
 // | confirmed L  | a close below L                               | closes agree near t, outnumber survivals | confirmed t     | lowered   |
-// | confirmed L  | a close past L                                | the closes at L still dominate         | as it was         | held      |
+// | confirmed L  | a close past L, not its probe                 | the closes at L still dominate         | as it was         | held      |
+// | confirmed L  | its probe closed past L                       | -                                      | tentative t       | raised    |
 // | limit L      | a close past L                                | deaths dominate                        | tentative t       | raised    |
 // | any          | closes within BURST_WINDOW, agreeing          | one close: a trial at most             | as before         | burst     |
 // | any          | a burst at other idle times, or with a request in flight | teaches nothing             | as before         | restart   |
@@ -343,8 +344,10 @@ class ServerLimits {
       // that long. A confirmed one stands where its closes still outweigh
       // the survivals there: one late close (a server whose timers ran
       // late) is not a better bound than many early ones.
+      // Its probe is another matter: kept past the limit to try it, it lived
+      // to t, which no limit at L allows; the closes at L were faults.
       const [survivedAt, diedAt] = state.evidence.around(limit);
-      if (state.confirmed && diedAt > TUNING.DOMINANCE * survivedAt) {
+      if (state.confirmed && fact.probe !== true && diedAt > TUNING.DOMINANCE * survivedAt) {
         return result('held', `${what} after ${ms(idle)} idle, later than the limit; the closes at ${ms(limit)} still stand`);
       }
       state.set(idle, false);
