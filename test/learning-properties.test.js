@@ -156,6 +156,18 @@ describe('learning rules, property-tested on a model of the pool', function () {
       assert.ok(node.failures >= 3, `Node's agent failed ${node.failures}`);
       assert.ok(steady.failures <= 1, `steady-agent failed ${steady.failures}`);
     });
+
+    it('a deploy closing a socket sooner than a reuse idled: no probe, as many connections as Node\'s agent', () => {
+      // benchmark/race.js's silent deploy rows, the attempt a half rhythm in:
+      // the close comes after 220 ms idle, where a reuse got its response
+      // after 230 ms. No limit at 220 ms lets that reuse through.
+      const deploy = { ...quiet, limit: 5000, latency: 5, gaps: Array(15).fill(250), restarts: [475] };
+      const node = run(deploy, 'node');
+      const steady = run(deploy, 'steady');
+      assert.equal(node.connections, 2);
+      assert.equal(steady.connections, node.connections, steady.line);
+      assert.match(steady.learned.join('\n'), /refused \(the server closed a socket after 220 ms idle/);
+    });
   });
 
   // The issues' cases, and the counterexamples fast-check found, shrunk:

@@ -29,7 +29,7 @@ const slackOf = (t) => Math.max(TUNING.SURVIVE_SLACK_MIN_MS, TUNING.SURVIVE_SLAC
 
 /** A bounded, decaying histogram of idle times survived and died at. */
 class Evidence {
-  // bucket -> [survived, died, the idle time last seen there]
+  // bucket -> [survived, died, the idle time last seen there, the longest survived there]
   #buckets = new Map();
   #total = 0;
 
@@ -65,12 +65,13 @@ class Evidence {
     let counts = this.#buckets.get(bucket);
     if (counts === undefined) {
       if (this.#buckets.size >= TUNING.MAX_BUCKETS) this.#dropLightest();
-      counts = [0, 0, t];
+      counts = [0, 0, t, 0];
       this.#buckets.set(bucket, counts);
     }
     counts[0] += survived;
     counts[1] += died;
     counts[2] = t;
+    if (survived !== 0 && t > counts[3]) counts[3] = t;
     this.#total += 1;
     if (this.#total > TUNING.HISTORY) this.#halve();
     return bucket;
@@ -108,7 +109,9 @@ class Evidence {
    * steady rhythm has reuses on both sides of it); the server closing an
    * idle socket is contradicted only by sockets that idled as long, timer
    * jitter aside (SURVIVE_SLACK_MIN_MS), since its limit allows every
-   * shorter idle time.
+   * shorter idle time, and is refuted by any socket that idled longer:
+   * survivals in a bucket where one lasted longer than t weigh
+   * FAR_SURVIVAL_WEIGHT then.
    */
   around(t, collision = true) {
     const first = bucketOf(t - (collision ? slackOf(t) : TUNING.SURVIVE_SLACK_MIN_MS));
@@ -117,12 +120,8 @@ class Evidence {
     let died = 0;
     for (const [bucket, counts] of this.#buckets) {
       if (bucket < first) continue;
-      if (bucket <= last) {
-        survived += counts[0];
-        died += counts[1];
-      } else {
-        survived += TUNING.FAR_SURVIVAL_WEIGHT * counts[0];
-      }
+      if (bucket <= last) died += counts[1];
+      survived += bucket <= last && (collision || counts[3] <= t) ? counts[0] : TUNING.FAR_SURVIVAL_WEIGHT * counts[0];
     }
     return [survived, died];
   }

@@ -13,7 +13,8 @@
 // less; a fault (a restart, a reset request) kills one now and then at
 // whatever idle time the traffic has. So a close at t is believed only where
 // the deaths about t outweigh half the survivals at t or longer (those well
-// past t count twice: no limit at t allows them), and a limit
+// past t count twice, and past the server's own close of an idle socket at
+// all: no limit at t allows them), and a limit
 // is confirmed only by two trials of it (its probe, or a socket idle as long,
 // dying there). Agreement alone proves nothing: at a steady rhythm every
 // fault comes at the same idle time.
