@@ -109,9 +109,9 @@ class Evidence {
    * steady rhythm has reuses on both sides of it); the server closing an
    * idle socket is contradicted only by sockets that idled as long, timer
    * jitter aside (SURVIVE_SLACK_MIN_MS), since its limit allows every
-   * shorter idle time, and is refuted by any socket that idled longer:
-   * survivals in a bucket where one lasted longer than t weigh
-   * FAR_SURVIVAL_WEIGHT then.
+   * shorter idle time, and no longer one: survivals in a bucket where one
+   * lasted longer than t weigh FAR_SURVIVAL_WEIGHT then (the whole bucket:
+   * it keeps only its longest survival, not each one).
    */
   around(t, collision = true) {
     const first = bucketOf(t - (collision ? slackOf(t) : TUNING.SURVIVE_SLACK_MIN_MS));
